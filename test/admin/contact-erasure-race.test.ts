@@ -5,6 +5,9 @@ import { sendCampaignBatch } from "../../src/services/broadcasts/send";
 import { emailProvider } from "../../src/services/channels/email/providers";
 import { eraseContact } from "../../src/services/contacts/erase";
 import { journeyTimers } from "../../src/services/journeys/timers";
+import { sendJourneyEmail } from "../../src/services/journeys/messages";
+import { insertMessageStatement } from "../../src/store/journeys/messages";
+import type { EmailStep } from "../../src/domain/journey";
 import { contactBucket } from "../../src/domain/partitions";
 import { getCampaign, publishCampaign } from "../../src/store/campaigns";
 import { postActivity } from "../support/activity";
@@ -146,6 +149,34 @@ describe("erasure racing a send through the outbox", () => {
     const erasure = await eraseContact(withBindings(env, { FILES: files }), { db: panelData, home: panelData, others: [] }, panel.id, address, Date.now());
     expect(erasure).not.toBeNull();
     expect(sent).toBe(true);
+    await nothingNames(address);
+  });
+
+  it("a journey step that read its contact before the erasure records and sends nothing after it: a message is recorded only while its contact is there", async () => {
+    const address = "ada.step.race@example.com";
+    const panel = await createPanel();
+    await apiFor(panel)("contact", "add", { data: { EMAIL: address, NAME: "Ada", MOBILE: "+14155550199" } });
+    const contactId = (await panelData.prepare("SELECT id FROM contacts WHERE panel_id = ? AND pk_value = ?").bind(panel.id, address).first<number>("id"))!;
+    const step = DUE_EMAIL.steps[1] as unknown as EmailStep;
+    const message = (msgid: string, channel: "email" | "sms", recipient: string) => ({
+      msgid,
+      panelId: panel.id,
+      journeyId: "jrn_race",
+      instanceId: msgid.split(".")[0]!,
+      stepId: "send",
+      channel,
+      contactId,
+      recipient,
+      content: { body: "Hi Ada" },
+      status: "sending" as const,
+      createdAt: Date.now(),
+    });
+    // The step has read the contact (its address and number are in the messages); the erasure lands now.
+    expect((await admin("DELETE", `/panels/${panel.id}/contacts/${encodeURIComponent(address)}`)).status).toBe(200);
+    await sendJourneyEmail(env, message("jin_steprace.send", "email", address), step, { NAME: "Ada" }, Date.now());
+    await insertMessageStatement(panelData, message("jin_steprace.sms", "sms", "14155550199")).run();
+    expect(await outbox(panel)).toEqual([]);
+    expect(await panelData.prepare("SELECT COUNT(*) AS n FROM journey_messages WHERE panel_id = ?").bind(panel.id).first<number>("n")).toBe(0);
     await nothingNames(address);
   });
 });

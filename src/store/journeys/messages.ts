@@ -51,12 +51,18 @@ function messageFromRow(r: MessageRow): JourneyMessage {
 
 /** A message takes its instance's bucket (decision 0038): ?4 is the instance. */
 const INSTANCE_BUCKET = "COALESCE((SELECT bucket FROM journey_instances WHERE id = ?4), 0)";
+/**
+ * A contact's message is recorded only while the contact is there: an erasure deletes the
+ * contact and its messages in one batch, so a step that read its address before records nothing
+ * after it (and so sends nothing).
+ */
+const CONTACT_HERE = "(?7 IS NULL OR EXISTS (SELECT 1 FROM contacts WHERE id = ?7 AND panel_id = ?2))";
 
 export function insertMessageStatement(db: ShardDb, m: JourneyMessage): D1PreparedStatement {
   return db
     .prepare(
       `INSERT OR IGNORE INTO journey_messages (msgid, panel_id, journey_id, instance_id, step_id, channel, contact_id, recipient, content, status, error, created_at, bucket)
-       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ${INSTANCE_BUCKET}) RETURNING msgid`,
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ${INSTANCE_BUCKET} WHERE ${CONTACT_HERE} RETURNING msgid`,
     )
     .bind(m.msgid, m.panelId, m.journeyId, m.instanceId, m.stepId, m.channel, m.contactId, m.recipient, JSON.stringify(m.content), m.status ?? "recorded", m.error ?? null, m.createdAt);
 }
@@ -85,7 +91,7 @@ export async function claimMessage(
     db
       .prepare(
         `INSERT OR IGNORE INTO journey_messages (msgid, panel_id, journey_id, instance_id, step_id, channel, contact_id, recipient, content, status, created_at, claim, claimed_at, bucket)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'sending', ?10, ?11, ?12, ${INSTANCE_BUCKET}) RETURNING msgid`,
+         SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'sending', ?10, ?11, ?12, ${INSTANCE_BUCKET} WHERE ${CONTACT_HERE} RETURNING msgid`,
       )
       .bind(m.msgid, m.panelId, m.journeyId, m.instanceId, m.stepId, m.channel, m.contactId, m.recipient, JSON.stringify(m.content), m.createdAt, claim, now),
     db

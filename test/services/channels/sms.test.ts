@@ -43,6 +43,10 @@ async function postTwilio(hookUrl: string, token: string, params: Record<string,
 
 async function waitingSms(panel: TestPanel, recipient = MOBILE, content: Record<string, unknown> = { body: "Hello" }) {
   const msgid = `jin_${hex(6)}.sms`;
+  // A journey message is recorded only while its contact is there (an erasure may have run).
+  const email = `${msgid.slice(0, 10)}@example.com`;
+  await apiFor(panel)("contact", "add", { data: { EMAIL: email } });
+  const contact = await panelData.prepare("SELECT id FROM contacts WHERE panel_id = ? AND pk_value = ?").bind(panel.id, email).first<{ id: number }>();
   await insertMessageStatement(panelData, {
     msgid,
     panelId: panel.id,
@@ -50,7 +54,7 @@ async function waitingSms(panel: TestPanel, recipient = MOBILE, content: Record<
     instanceId: msgid.split(".")[0]!,
     stepId: "sms",
     channel: "sms",
-    contactId: 1,
+    contactId: contact!.id,
     recipient,
     content,
     status: "sending",
