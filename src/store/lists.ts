@@ -340,6 +340,39 @@ export async function clearListStep(db: ShardDb, panelId: string, listId: number
   return row ? { done: row.clear_after === null } : null;
 }
 
+/** An emptying under way on a shard (not a deletion): when it started and the last contact id it reaches. */
+export interface ListEmptying {
+  listId: number;
+  at: number;
+  until: number | null;
+}
+
+/** The panel's lists being emptied on `db` (a split's source, whose moved members the clear may not have reached). */
+export async function listsBeingEmptied(db: ShardDb, panelId: string): Promise<ListEmptying[]> {
+  const { results } = await db
+    .prepare("SELECT id, clear_at, clear_until FROM lists WHERE panel_id = ? AND clear_after IS NOT NULL AND clear_at IS NOT NULL AND deleted_at IS NULL")
+    .bind(panelId)
+    .all<{ id: number; clear_at: number; clear_until: number | null }>();
+  return results.map((r) => ({ listId: r.id, at: r.clear_at, until: r.clear_until }));
+}
+
+/**
+ * Starts on `db` each of `emptyings` (another shard's, with their start and bound) that its copy
+ * of the list has not started or passed (a later emptying there covers it: it removes every
+ * membership added before its own start); answers the lists started. Repeating it starts
+ * nothing twice.
+ */
+export function startEmptyingsStatement(db: ShardDb, panelId: string, emptyings: readonly ListEmptying[], now: number): D1PreparedStatement {
+  return db
+    .prepare(
+      `UPDATE lists SET clear_after = 0, clear_at = r.value ->> 1, clear_until = r.value ->> 2, clear_step_at = ?3
+       FROM json_each(?2) r
+       WHERE lists.panel_id = ?1 AND lists.id = r.value ->> 0 AND lists.deleted_at IS NULL AND (lists.clear_at IS NULL OR lists.clear_at < r.value ->> 1)
+       RETURNING lists.id`,
+    )
+    .bind(panelId, JSON.stringify(emptyings.map((e) => [e.listId, e.at, e.until])), now);
+}
+
 /**
  * For a batch that adds the contacts of `keysJson` to the lists of `listIdsJson` (JSON arrays;
  * ?1 panel, ?2 lists, ?3 keys), put before its membership insert: drops the memberships an

@@ -33,11 +33,16 @@ export function withBindings(base: Env, overrides: Partial<Env>): Env {
  * Hands the CRON messages `queue` holds to the queue's consumer (through handleQueue, as the
  * queue does), and the messages those send, until none is left. Returns how many ran.
  */
-export async function drainCron(tickEnv: Env, queue: CollectingQueue): Promise<number> {
+export function drainCron(tickEnv: Env, queue: CollectingQueue): Promise<number> {
+  return drainQueue("cron", tickEnv, queue);
+}
+
+/** The same for any queue of the Worker (`name`: cron, imports, events, sends…): what `queue` holds, and what its consumer sends to it, until none is left. */
+export async function drainQueue(name: string, tickEnv: Env, queue: CollectingQueue): Promise<number> {
   let ran = 0;
   while (queue.bodies.length) {
     const bodies = queue.bodies.splice(0);
-    const batch = createMessageBatch("apiv2-cron-default", bodies.map((body, i) => ({ id: `cron-${ran + i}`, timestamp: new Date(), attempts: 1, body })));
+    const batch = createMessageBatch(`apiv2-${name}-default`, bodies.map((body, i) => ({ id: `${name}-${ran + i}`, timestamp: new Date(), attempts: 1, body })));
     const exec = createExecutionContext();
     await handleQueue(batch, tickEnv, exec);
     await getQueueResult(batch, exec);

@@ -1,5 +1,5 @@
 import { config } from "../../lib/config";
-import { clearListStep, stalledListClears, startClearingList } from "../../store/lists";
+import { clearListStep, listsBeingEmptied, stalledListClears, startClearingList, startEmptyingsStatement } from "../../store/lists";
 import { rebuildSegments } from "../../store/segments";
 import { shardByIndex, type ShardDb } from "../../store/shards";
 import { findPanelHome, panelDb, shardTask } from "../access/shards";
@@ -63,6 +63,21 @@ export async function deleteMirroredList(env: Env, mirror: MirrorShard, panelId:
   const members = await startClearingList(mirror.db, panelId, listId, now, true);
   if (members !== null) await clearStep(env, mirror.db, panelId, listId, now, mirror.shard);
   return members;
+}
+
+/**
+ * A partition split's target (decision 0047) empties the lists its source is emptying: a clear
+ * is each shard's own (its list row's progress), and the source's cannot reach the memberships
+ * the split moved once the fence refuses them, nor their copies on the target, which the clear
+ * started before the map named. Each such list starts there with the source's start and bound
+ * (memberships added after the start stay, as on the source), its steps nudged naming the
+ * target. Run after the switch and again before the old rows go: safe to repeat.
+ */
+export async function carryListEmptyings(env: Env, source: ShardDb, target: MirrorShard, panelId: string, now: number): Promise<void> {
+  const emptyings = await listsBeingEmptied(source, panelId);
+  if (emptyings.length === 0) return;
+  const { results } = await startEmptyingsStatement(target.db, panelId, emptyings, now).all<{ id: number }>();
+  for (const { id } of results) await nudgeClear(env, panelId, id, target.shard);
 }
 
 /** One step on the home (`mirrorShard` none) or on a mirror. */

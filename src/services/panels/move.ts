@@ -61,6 +61,7 @@ import { CATALOG_CACHE_MS } from "../access/activity-catalogs";
 import { forgetPanelPlaces } from "../access/shards";
 import { copyConfiguration, dropConfiguration, refreshConfiguration } from "../access/partitions";
 import { resyncMirrors } from "./mirror-resync";
+import { carryListEmptyings } from "../lists/clear";
 import { carryCampaignsToTarget, nudgeMovedCampaigns, settleSplitSource, type SplitPlaces } from "../broadcasts/split-target";
 
 /**
@@ -446,6 +447,8 @@ async function afterSwitch(step: Step, switchedAt: number, pauseMs: number | nul
     // with its message or contact; copied again at a cleaning step, it could take back a lift
     // made on the target meanwhile.
     await copyStops(source, target, move.panelId, tuning.pageRows);
+    // Lists being emptied on the source: their moved members are the target's to remove now.
+    await carryListEmptyings(step.env, source, { shard: move.toShard, db: target }, move.panelId, step.now());
   }
   // From here the panel lives on the target; the fence stays up for writers still holding the old entry.
   await save(step, { state: "cleaning", switchedAt, pauseMs, cursor: null, tableIndex: step.tables.length - 1 });
@@ -526,6 +529,8 @@ async function clean(step: Step): Promise<MoveStepOutcome> {
   // source's old rows kept the campaign from being sent without it until now).
   const places = move.buckets ? await campaignPlaces(step) : null;
   if (places) await carryCampaignsToTarget(step.env, places, step.now(), false);
+  // Again, for an emptying started on the source after the switch (a caller holding the old map).
+  if (move.buckets) await carryListEmptyings(step.env, source, { shard: move.toShard, db: step.target }, move.panelId, step.now());
   await markInTransit(source, transitMark(move));
   const finished = await deleteRows(step, source);
   if (!finished) return { next: "now" };

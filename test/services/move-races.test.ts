@@ -1,0 +1,59 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { contactBucket } from "../../src/domain/partitions";
+import { MOVE_TUNING, runMoveStep, type MoveTuning } from "../../src/services/panels/move";
+import { getPanelMove, insertPanelMove } from "../../src/store/panel-moves";
+import { admin, BASE, fetchWith, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
+import { collectingQueue, drainQueue, withBindings } from "../support/cron";
+import { membersOn, panelWithList, shard0 } from "../support/partitions";
+
+// Races between a panel's move or partition split (decisions 0031, 0047) and what its clients do
+// meanwhile: each test lands a client's act between the move's steps and checks what a user
+// would see once the move is done.
+
+const AT = 2048;
+const moving = (panelId: string, key: string) => contactBucket(panelId, key) >= AT;
+const TUNING: MoveTuning = { ...MOVE_TUNING, pageRows: 4, fenceBelow: 200, stepMs: 60_000, settleMs: 1_000 };
+
+/** A split of buckets AT–4095 from the panel's home (TEST_SHARD) to SHARD_0, its steps run on a clock of the test's own. */
+async function recordedSplit(panelId: string, stepEnv: Env = env) {
+  const moveId = `mov_races_${panelId}`;
+  expect(await insertPanelMove(env.DB, { id: moveId, panelId, fromShard: TEST_SHARD, toShard: 0, buckets: { first: AT, last: 4095 }, createdAt: Date.now() })).toBe(true);
+  let clock = Date.now();
+  return { moveId, step: () => runMoveStep(stepEnv, moveId, TUNING, () => clock), settle: () => void (clock += TUNING.settleMs) };
+}
+
+/** An envelope call through the Worker with some bindings replaced (a queue kept for the test to hand over). */
+async function envelopeWith(overrides: Partial<Record<keyof Env, unknown>>, panel: TestPanel, type: string, activity: string, params: Record<string, string>) {
+  const query = new URLSearchParams({ type, activity, apikey: panel.apiKey });
+  const response = await fetchWith(overrides, new Request(`${BASE}/apiv2?${query}`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(params).toString() }));
+  return { status: response.status, body: (await response.json()) as any };
+}
+
+describe("a list emptied while its panel's partition splits (decision 0047)", () => {
+  it("ends with no member on either shard: the moved members the clear had not reached by the switch go too", async () => {
+    const keys = Array.from({ length: 12 }, (_, i) => `reader${i}@example.com`);
+    const { panel } = await panelWithList("Readers", keys);
+    expect(keys.filter((k) => moving(panel.id, k)).length).toBeGreaterThan(2);
+    const imports = collectingQueue();
+    const held = { IMPORTS: imports, FANOUT_CHUNK_IDS: "1" };
+    const stepEnv = withBindings(env, held);
+    const split = await recordedSplit(panel.id, stepEnv);
+    expect(await split.step()).toEqual({ next: "now" });
+
+    // Emptied while the split catches up, one contact id a step: the request takes the first, the queue the rest.
+    expect((await envelopeWith(held, panel, "lists", "emptylist", { listname: "Readers" })).body).toMatchObject({ removed: keys.length });
+    expect(imports.bodies.length).toBe(1);
+
+    // The switch comes before the clear's next steps; they run once the old rows are gone (the fence refused them until then).
+    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    split.settle();
+    expect(await split.step()).toEqual({ next: "none" });
+    expect(await getPanelMove(env.DB, panel.id, split.moveId)).toMatchObject({ state: "done", error: null });
+    await drainQueue("imports", stepEnv, imports);
+
+    // What the client sees: the list is empty, on every shard.
+    expect([...(await membersOn(shard0, panel.id)), ...(await membersOn(panelData, panel.id))]).toEqual([]);
+    expect((await admin("GET", `/panels/${panel.id}/lists`)).body.lists.map((l: { name: string; count: number }) => [l.name, l.count])).toEqual([["Readers", 0]]);
+  });
+});
