@@ -29,6 +29,7 @@ import {
 import { FIRST_MOVE_RANGE, LAST_MOVE_RANGE } from "../../store/id-ranges";
 import { MOVED_TABLES, partitionTables, type MovedTable } from "../../store/panel-move/tables";
 import { copyStops } from "../../store/panel-move/stops";
+import { copyArchiveOwners } from "../../store/panel-move/archive-owners";
 import {
   changedRowsDiffer,
   copyDiffers,
@@ -447,6 +448,8 @@ async function afterSwitch(step: Step, switchedAt: number, pauseMs: number | nul
     // with its message or contact; copied again at a cleaning step, it could take back a lift
     // made on the target meanwhile.
     await copyStops(source, target, move.panelId, tuning.pageRows);
+    // The archive's index of the moved contacts' days archived on the source: their erasure there rewrites them.
+    await copyArchiveOwners(source, target, move.panelId, tuning.pageRows);
     // Lists being emptied on the source: their moved members are the target's to remove now.
     await carryListEmptyings(step.env, source, { shard: move.toShard, db: target }, move.panelId, step.now());
   }
