@@ -29,7 +29,7 @@ export async function serviceArchive(request: Request, env: Env): Promise<Respon
   const { shardByIndex } = await import("../../src/store/shards");
   const panel = new URL(request.url).searchParams.get("panel") ?? "";
   const started = Date.now();
-  const moved = await archivePanel(env.FILES, shardByIndex(env, 0)!, { id: panel, eventRetentionDays: 1 }, Date.now(), Number.MAX_SAFE_INTEGER, (db, id, rows, now) => recheckArchived(env, db, id, rows, now));
+  const moved = await archivePanel(env.FILES, { db: shardByIndex(env, 0)!, index: 0 }, { id: panel, eventRetentionDays: 1 }, Date.now(), Number.MAX_SAFE_INTEGER, (db, id, rows, now) => recheckArchived(env, db, id, rows, now));
   const events = (await env.SHARD_0.prepare("SELECT COALESCE(SUM(events), 0) AS n FROM event_archive_parts WHERE panel_id = ?").bind(panel).first<{ n: number }>())!.n;
   return Response.json({ parts: moved, moved: events, ms: Date.now() - started });
 }

@@ -62,6 +62,7 @@
 -- migration 0113_campaign_ab_tallies.sql
 -- migration 0114_import_part_marks.sql
 -- migration 0115_rechecks_after_saves.sql
+-- migration 0116_archive_part_shard.sql
 
 -- table activities
 
@@ -462,7 +463,7 @@ CREATE TABLE event_archive_parts (
   last_id    INTEGER NOT NULL,
   events     INTEGER NOT NULL,
   state      TEXT NOT NULL CHECK (state IN ('written', 'verified', 'done')),
-  created_at INTEGER NOT NULL,
+  created_at INTEGER NOT NULL, shard INTEGER,
   PRIMARY KEY (panel_id, day, part)
 );
 

@@ -1,5 +1,5 @@
 import type { ShardDb } from "./shards";
-import { forgetOwnersStatements, partsOfOwners } from "./event-archive";
+import { forgetOwnersStatements, partsOfOwners, type PartName } from "./event-archive";
 import { scrubSamplesStatement } from "./journeys/simulations";
 
 /**
@@ -194,15 +194,15 @@ export async function pendingErasures(db: ShardDb, limit: number): Promise<Conta
 }
 
 /** An archived part rewritten without the erased owners: it no longer names them. */
-export async function partRewritten(db: ShardDb, erasure: ContactErasure, part: { day: number; part: number }): Promise<void> {
+export async function partRewritten(db: ShardDb, erasure: ContactErasure, part: PartName): Promise<void> {
   await db.batch([
-    ...forgetOwnersStatements(db, erasure.panelId, part.day, part.part, erasure.owners),
+    ...forgetOwnersStatements(db, erasure.panelId, part, erasure.owners),
     db.prepare("UPDATE contact_erasures SET parts_done = parts_done + 1 WHERE id = ?").bind(erasure.id),
   ]);
 }
 
 /** The archive parts still naming any of the erasure's owners. */
-export async function partsNaming(db: ShardDb, panelId: string, owners: readonly string[], limit: number): Promise<Array<{ day: number; part: number }>> {
+export async function partsNaming(db: ShardDb, panelId: string, owners: readonly string[], limit: number): Promise<PartName[]> {
   return partsOfOwners(db, panelId, owners, limit);
 }
 

@@ -4,7 +4,8 @@ import { eventColumns, type EventRow } from "./events";
 
 /**
  * The record of events moved to R2 (services/retention). A part is one object
- * `events/{panel}/{yyyy}/{mm}/{dd}/part-{N}.ndjson.gz`, N the first event id it holds, with the
+ * `events/{panel}/{yyyy}/{mm}/{dd}/part-{N}-s{shard}.ndjson.gz` (`part-{N}.ndjson.gz` when written
+ * before shard migration 0116), N the first event id it holds, the shard the one that wrote it, with the
  * rows of that day and panel whose ids it records (N to `last_id`). Its row is written before the
  * object (`written`), marked `verified` once the object was read back whole (the rows are then
  * deleted), and `done` once they are gone; work a crash left is taken up from that state, so
@@ -24,6 +25,12 @@ export interface ArchivePart {
   lastId: number;
   events: number;
   state: ArchivePartState;
+  /**
+   * The shard that wrote it, named in its key: a split's moved event is on two shards until
+   * cleaning, and each may archive it first in a part of the same day. Null: written before
+   * shard migration 0116, under the key without it.
+   */
+  shard: number | null;
 }
 
 interface PartRow {
@@ -34,13 +41,14 @@ interface PartRow {
   last_id: number;
   events: number;
   state: ArchivePartState;
+  shard: number | null;
 }
 
-const PART_COLUMNS = "panel_id, ids, day, part, last_id, events, state";
+const PART_COLUMNS = "panel_id, ids, day, part, last_id, events, state, shard";
 const DAY_MS = 86_400_000;
 
 function partFromRow(row: PartRow): ArchivePart {
-  return { panelId: row.panel_id, ids: JSON.parse(row.ids) as number[], day: row.day, part: row.part, lastId: row.last_id, events: row.events, state: row.state };
+  return { panelId: row.panel_id, ids: JSON.parse(row.ids) as number[], day: row.day, part: row.part, lastId: row.last_id, events: row.events, state: row.state, shard: row.shard };
 }
 
 /**
@@ -124,15 +132,18 @@ export async function partRows(db: ShardDb, part: ArchivePart): Promise<EventRow
 /** Records a part before its object is written; a part recorded already is left as it is. */
 export async function recordArchivePart(db: ShardDb, part: Omit<ArchivePart, "state">, now: number): Promise<void> {
   await db
-    .prepare(`INSERT INTO event_archive_parts (${PART_COLUMNS}, created_at) VALUES (?, ?, ?, ?, ?, ?, 'written', ?) ON CONFLICT DO NOTHING`)
-    .bind(part.panelId, JSON.stringify(part.ids), part.day, part.part, part.lastId, part.events, now)
+    .prepare(`INSERT INTO event_archive_parts (${PART_COLUMNS}, created_at) VALUES (?, ?, ?, ?, ?, ?, 'written', ?, ?) ON CONFLICT DO NOTHING`)
+    .bind(part.panelId, JSON.stringify(part.ids), part.day, part.part, part.lastId, part.events, part.shard, now)
     .run();
 }
 
 /**
  * Whose events the parts hold (shard migration 0066): a row per owner (`c:<contact id>` or
  * `u:<uniqueid>`) and block of 32 days, listing [day number, part] pairs, so an owner with an
- * archived event a day costs a pair a day, not a row. Day numbers are days since 1970.
+ * archived event a day costs a pair a day, not a row. Day numbers are days since 1970. A part
+ * written with its shard (shard migration 0116) is listed [day number, part, shard]: a split's
+ * target takes the moved contacts' pairs (store/panel-move/archive-owners.ts), and its erasure
+ * finds the source's objects by them.
  */
 const BLOCK_DAYS = 32;
 /** The pairs of an owner's block rows, one row per pair: `o` the block row, `e` its pair. */
@@ -140,45 +151,56 @@ const OWNER_PAIRS = "event_archive_owner_blocks o CROSS JOIN json_each(o.parts) 
 /** A pair's day as epoch ms of its midnight, and its part. */
 const PAIR_DAY = `(e.value ->> 0) * ${DAY_MS}`;
 const PAIR_PART = "(e.value ->> 1)";
+const PAIR_SHARD = "(e.value ->> 2)";
+/** A pair's day, part and shard are ?2, ?3 and ?5 (a pair without a shard matches a null ?5). */
+const PAIR_IS = `${PAIR_DAY} = ?2 AND ${PAIR_PART} = ?3 AND ${PAIR_SHARD} IS ?5`;
+
+/** Which part of a panel: its day, number and the shard that wrote it (null: written before that was named). */
+export interface PartName {
+  day: number;
+  part: number;
+  shard: number | null;
+}
 
 /** Adds (day, part) to the blocks of these owners; a pair listed already is not listed twice. */
-export function recordOwnersStatement(db: ShardDb, panelId: string, day: number, part: number, owners: readonly string[], onlyOnceVerified = false): D1PreparedStatement {
+export function recordOwnersStatement(db: ShardDb, panelId: string, { day, part, shard }: PartName, owners: readonly string[], onlyOnceVerified = false): D1PreparedStatement {
   // CAST: D1 may bind a number as a real, which json_array would write as 20000.0.
   const when = onlyOnceVerified ? "EXISTS (SELECT 1 FROM event_archive_parts WHERE panel_id = ?1 AND day = ?2 AND part = ?3 AND state = 'verified')" : "true";
+  const pair = `CASE WHEN ?5 IS NULL THEN json_array(CAST(?2 AS INTEGER) / ${DAY_MS}, CAST(?3 AS INTEGER)) ELSE json_array(CAST(?2 AS INTEGER) / ${DAY_MS}, CAST(?3 AS INTEGER), CAST(?5 AS INTEGER)) END`;
   return db
     .prepare(
       `INSERT INTO event_archive_owner_blocks (panel_id, owner, block, parts)
-       SELECT ?1, value, CAST(?2 AS INTEGER) / ${DAY_MS} / ${BLOCK_DAYS}, json_array(json_array(CAST(?2 AS INTEGER) / ${DAY_MS}, CAST(?3 AS INTEGER))) FROM json_each(?4) WHERE ${when}
-       ON CONFLICT (panel_id, owner, block) DO UPDATE SET parts = json_insert(parts, '$[#]', json_array(CAST(?2 AS INTEGER) / ${DAY_MS}, CAST(?3 AS INTEGER)))
-       WHERE NOT EXISTS (SELECT 1 FROM json_each(parts) e WHERE ${PAIR_DAY} = ?2 AND ${PAIR_PART} = ?3)`,
+       SELECT ?1, value, CAST(?2 AS INTEGER) / ${DAY_MS} / ${BLOCK_DAYS}, json_array(${pair}) FROM json_each(?4) WHERE ${when}
+       ON CONFLICT (panel_id, owner, block) DO UPDATE SET parts = json_insert(parts, '$[#]', ${pair})
+       WHERE NOT EXISTS (SELECT 1 FROM json_each(parts) e WHERE ${PAIR_IS})`,
     )
-    .bind(panelId, day, part, JSON.stringify(owners));
+    .bind(panelId, day, part, JSON.stringify(owners), shard);
 }
 
 /** Takes (day, part) off the blocks of these owners, and the blocks left empty. */
-export function forgetOwnersStatements(db: ShardDb, panelId: string, day: number, part: number, owners: readonly string[]): D1PreparedStatement[] {
+export function forgetOwnersStatements(db: ShardDb, panelId: string, { day, part, shard }: PartName, owners: readonly string[]): D1PreparedStatement[] {
   const these = `panel_id = ?1 AND owner IN (SELECT value FROM json_each(?4)) AND block = CAST(?2 AS INTEGER) / ${DAY_MS} / ${BLOCK_DAYS}`;
   const list = JSON.stringify(owners);
   return [
     db
       .prepare(
-        `UPDATE event_archive_owner_blocks SET parts = (SELECT json_group_array(json(e.value)) FROM json_each(parts) e WHERE NOT (${PAIR_DAY} = ?2 AND ${PAIR_PART} = ?3))
+        `UPDATE event_archive_owner_blocks SET parts = (SELECT json_group_array(json(e.value)) FROM json_each(parts) e WHERE NOT (${PAIR_IS}))
          WHERE ${these}`,
       )
-      .bind(panelId, day, part, list),
+      .bind(panelId, day, part, list, shard),
     db.prepare(`DELETE FROM event_archive_owner_blocks WHERE ${these} AND json_array_length(parts) = 0`).bind(panelId, day, part, list),
   ];
 }
 
-/** The (day, part) pairs naming any of these owners, by day and part. */
-export async function partsOfOwners(db: ShardDb, panelId: string, owners: readonly string[], limit: number): Promise<Array<{ day: number; part: number }>> {
+/** The parts (day, part, shard) naming any of these owners, by day and part. */
+export async function partsOfOwners(db: ShardDb, panelId: string, owners: readonly string[], limit: number): Promise<PartName[]> {
   const { results } = await db
     .prepare(
-      `SELECT DISTINCT ${PAIR_DAY} AS day, ${PAIR_PART} AS part FROM ${OWNER_PAIRS}
-       WHERE o.panel_id = ?1 AND o.owner IN (SELECT value FROM json_each(?2)) ORDER BY day, part LIMIT ?3`,
+      `SELECT DISTINCT ${PAIR_DAY} AS day, ${PAIR_PART} AS part, ${PAIR_SHARD} AS shard FROM ${OWNER_PAIRS}
+       WHERE o.panel_id = ?1 AND o.owner IN (SELECT value FROM json_each(?2)) ORDER BY day, part, shard LIMIT ?3`,
     )
     .bind(panelId, JSON.stringify(owners), limit)
-    .all<{ day: number; part: number }>();
+    .all<PartName>();
   return results;
 }
 
@@ -200,7 +222,7 @@ export async function markPartVerified(db: ShardDb, part: ArchivePart, written: 
            AND (SELECT COUNT(*) FROM events WHERE +panel_id = ?1 AND id IN (SELECT value FROM json_each(?4))) = ?5`,
       )
       .bind(part.panelId, part.day, part.part, JSON.stringify(written.map((r) => r.id)), written.length),
-    recordOwnersStatement(db, part.panelId, part.day, part.part, keys, true),
+    recordOwnersStatement(db, part.panelId, part, keys, true),
     db.prepare("SELECT state FROM event_archive_parts WHERE panel_id = ? AND day = ? AND part = ?").bind(part.panelId, part.day, part.part),
   ]);
   // Still `written`: rows went. Verified (here, or by another run working on the same part) or done: the part holds its rows.
@@ -238,7 +260,7 @@ export async function archivedPartsOf(db: ShardDb, panelId: string, owner: strin
   const { results } = await db
     .prepare(
       `SELECT ${PART_COLUMNS.split(", ").map((c) => `p.${c}`).join(", ")} FROM ${OWNER_PAIRS}
-       JOIN event_archive_parts p ON p.panel_id = o.panel_id AND p.day = ${PAIR_DAY} AND p.part = ${PAIR_PART}
+       JOIN event_archive_parts p ON p.panel_id = o.panel_id AND p.day = ${PAIR_DAY} AND p.part = ${PAIR_PART} AND p.shard IS ${PAIR_SHARD}
        WHERE o.panel_id = ?1 AND o.owner = ?2 AND (?3 IS NULL OR o.block <= CAST(?3 AS INTEGER) / ${DAY_MS} / ${BLOCK_DAYS}) AND (?3 IS NULL OR p.day <= ?3) AND p.state <> 'written'
        ORDER BY p.day DESC, p.part DESC LIMIT ?4`,
     )

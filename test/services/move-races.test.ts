@@ -7,7 +7,7 @@ import { admin, BASE, fetchWith, panelData, TEST_SHARD, type TestPanel } from ".
 import { collectingQueue, drainQueue, withBindings } from "../support/cron";
 import { membersOn, panelWithList, shard0 } from "../support/partitions";
 import { recordEvents } from "../../src/services/pipeline/record";
-import { archivePanel } from "../../src/services/retention/archive";
+import { archivePanel, resumeArchiveParts } from "../../src/services/retention/archive";
 import { gunzipText } from "../../src/lib/gzip";
 import { pipelineSettled } from "../support/activity";
 
@@ -103,7 +103,7 @@ async function splitAfterArchiving() {
     await recordEvents(env, { id: panel.id }, [mover!, stayer!].map((identity) => ({ channel: "custom_activity" as const, name: "view", identity, params: { page: "/old" }, occurredAt: old })));
     await pipelineSettled(panel.id);
     await panelData.prepare("UPDATE events SET received_at = occurred_at WHERE panel_id = ?").bind(panel.id).run();
-    expect(await archivePanel(env.FILES, panelData, { id: panel.id, eventRetentionDays: 30 }, Date.now(), 10, async () => {})).toBe(1);
+    expect(await archivePanel(env.FILES, { db: panelData, index: TEST_SHARD }, { id: panel.id, eventRetentionDays: 30 }, Date.now(), 10, async () => {})).toBe(1);
     expect(await archivedOf(panel.id)).toEqual([`${mover} /old`, `${stayer} /old`].sort());
 
     const split = await recordedSplit(panel.id);
@@ -114,3 +114,42 @@ async function splitAfterArchiving() {
 
     return { panel, mover: mover!, stayer: stayer! };
 }
+
+describe("a day archived on both shards of a split (decision 0047)", () => {
+  it("keeps every event of the day in R2 when the source archives it under the fence and the target archives its moved copies", async () => {
+    const keys = Array.from({ length: 8 }, (_, i) => `both${i}@example.com`);
+    const { panel } = await panelWithList("Both", keys);
+    const [mover, stayer] = [keys.find((k) => moving(panel.id, k))!, keys.find((k) => !moving(panel.id, k))!];
+    expect([mover, stayer]).toEqual([expect.any(String), expect.any(String)]);
+    // An old day: the moved contact's event first (the lower id), then the staying one's.
+    const old = Math.floor(Date.now() / DAY) * DAY - 40 * DAY;
+    for (const identity of [mover!, stayer!]) {
+      await recordEvents(env, { id: panel.id }, [{ channel: "custom_activity" as const, name: "view", identity, params: { page: "/old" }, occurredAt: old }]);
+      await pipelineSettled(panel.id);
+    }
+    await panelData.prepare("UPDATE events SET received_at = occurred_at WHERE panel_id = ?").bind(panel.id).run();
+    const ids = await panelData.prepare("SELECT identity, id FROM events WHERE panel_id = ? ORDER BY id").bind(panel.id).all<{ identity: string; id: number }>();
+    expect(ids.results.map((r) => r.identity)).toEqual([mover, stayer]);
+
+    // Switched: the source still holds the moved copies (fenced) until cleaning.
+    const split = await recordedSplit(panel.id);
+    expect(await split.step()).toEqual({ next: "now" });
+    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+
+    // Each shard's archive sweep takes the day: the source's part (both contacts) cannot delete the fenced rows yet.
+    const now = Date.now();
+    await archivePanel(env.FILES, { db: panelData, index: TEST_SHARD }, { id: panel.id, eventRetentionDays: 30 }, now, 10, async () => {}).catch(() => 0);
+    expect(await archivePanel(env.FILES, { db: shard0, index: 0 }, { id: panel.id, eventRetentionDays: 30 }, now, 10, async () => {})).toBe(1);
+
+    split.settle();
+    expect(await split.step()).toEqual({ next: "none" });
+    await resumeArchiveParts(env.FILES, panelData, 10, now, async () => {});
+    expect(await panelData.prepare("SELECT COUNT(*) AS n FROM events WHERE panel_id = ?").bind(panel.id).first<number>("n")).toBe(0);
+
+    // What a user sees: the staying contact's events page shows its archived day, and R2 holds both events.
+    const events = await admin("GET", `/panels/${panel.id}/contacts/${encodeURIComponent(stayer!)}/events`);
+    expect(events.status, JSON.stringify(events.body)).toBe(200);
+    expect(events.body.events.map((e: { identity: string }) => e.identity)).toEqual([stayer]);
+    expect([...new Set(await archivedOf(panel.id))].sort()).toEqual([`${mover} /old`, `${stayer} /old`].sort());
+  });
+});

@@ -7,6 +7,7 @@ import { admin, apiFor, createPanel, panelData, type TestPanel } from "../suppor
 import { defineActivity, eventually, pipelineSettled, postUpload } from "../support/activity";
 import { importCsv } from "../support/imports";
 import { housekeeping } from "../../src/services/retention/housekeeping";
+import { countReplayEvents, selectionOf } from "../../src/services/replays/events";
 
 const DAY = 86_400_000;
 
@@ -29,7 +30,7 @@ async function archivedLines(panelId: string): Promise<Array<{ id: number; param
   const listed = await env.FILES.list({ prefix: `events/${panelId}/` });
   const lines = [];
   for (const object of listed.objects) {
-    expect(object.key).toMatch(new RegExp(`^events/${panelId}/\\d{4}/\\d{2}/\\d{2}/part-\\d+\\.ndjson\\.gz$`));
+    expect(object.key).toMatch(new RegExp(`^events/${panelId}/\\d{4}/\\d{2}/\\d{2}/part-\\d+-s\\d+\\.ndjson\\.gz$`));
     const text = await gunzipText(await (await env.FILES.get(object.key))!.arrayBuffer());
     lines.push(...text.split("\n").filter(Boolean).map((line) => JSON.parse(line)));
   }
@@ -77,6 +78,37 @@ describe("event retention", () => {
     // A second run finds nothing to move and changes nothing.
     await archiveOldEvents.run(env, Date.now());
     expect(await archivedLines(panel.id)).toHaveLength(6);
+  });
+
+  it("reads, replays and erases the parts written before their key named the shard", async () => {
+    const panel = await createPanel();
+    await admin("PATCH", `/panels/${panel.id}`, { event_retention_days: 30 });
+    await seedHistory(panel, 6, 4);
+    const before = await wholeHistory(panel, 3);
+    await archiveOldEvents.run(env, Date.now());
+    // As written before shard migration 0116: the key, the part's row and the owners' pairs without the shard.
+    for (const object of (await env.FILES.list({ prefix: `events/${panel.id}/` })).objects) {
+      const body = await (await env.FILES.get(object.key))!.arrayBuffer();
+      await env.FILES.put(object.key.replace(/-s\d+\.ndjson\.gz$/, ".ndjson.gz"), body, { customMetadata: object.customMetadata });
+      await env.FILES.delete(object.key);
+    }
+    await panelData.prepare("UPDATE event_archive_parts SET shard = NULL WHERE panel_id = ?").bind(panel.id).run();
+    await panelData
+      .prepare("UPDATE event_archive_owner_blocks SET parts = (SELECT json_group_array(json_array(e.value ->> 0, e.value ->> 1)) FROM json_each(parts) e) WHERE panel_id = ?")
+      .bind(panel.id)
+      .run();
+    const keys = (await env.FILES.list({ prefix: `events/${panel.id}/` })).objects.map((o) => o.key);
+    expect(keys.map((k) => /\/part-\d+\.ndjson\.gz$/.test(k))).toEqual([true, true]);
+
+    expect(await wholeHistory(panel, 3)).toEqual(before);
+    const week = { from: Date.now() - 50 * DAY, to: Date.now() + DAY };
+    expect(await countReplayEvents(env.FILES, [panelData], panel.id, selectionOf({ channels: null, journeyId: null }), week.from, week.to)).toBe(10);
+
+    // An erasure rewrites them under their old keys.
+    const erased = await admin("DELETE", `/panels/${panel.id}/contacts/ada%40example.com`);
+    expect((await admin("GET", `/panels/${panel.id}/erasures/${erased.body.erasure_id}`)).body.state).toBe("done");
+    expect((await env.FILES.list({ prefix: `events/${panel.id}/` })).objects.map((o) => o.key)).toEqual(keys);
+    for (const key of keys) expect(await gunzipText(await (await env.FILES.get(key))!.arrayBuffer())).toBe("\n");
   });
 
   it("loses and doubles nothing when the write's read-back fails or the deletes stop part-way", async () => {

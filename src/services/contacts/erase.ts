@@ -126,7 +126,7 @@ export async function rewriteArchive(bucket: R2Bucket, db: ShardDb, erasure: Con
   const parts = await partsNaming(db, erasure.panelId, erasure.owners, limit);
   const owned = ownsRow(erasure);
   for (const part of parts) {
-    const key = archiveKey(erasure.panelId, part.day, part.part);
+    const key = archiveKey(erasure.panelId, part);
     const object = await bucket.get(key);
     if (object) {
       const rows = await readPartObject(object);

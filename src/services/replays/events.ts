@@ -32,9 +32,9 @@ function selected(row: EventRow, selection: ReplaySelection): boolean {
 }
 
 async function partObjectRows(bucket: R2Bucket, part: ArchivePart): Promise<EventRow[]> {
-  const object = await bucket.get(archiveKey(part.panelId, part.day, part.part));
+  const object = await bucket.get(archiveKey(part.panelId, part));
   // A verified part's object was read back whole before its rows went; missing now is a fault.
-  if (!object) throw new Error(`archive part ${archiveKey(part.panelId, part.day, part.part)} is missing from R2`);
+  if (!object) throw new Error(`archive part ${archiveKey(part.panelId, part)} is missing from R2`);
   return readPartObject(object);
 }
 

@@ -11,16 +11,17 @@ import {
   recordArchivePart,
   unfinishedArchiveParts,
   type ArchivePart,
+  type PartName,
 } from "../../store/event-archive";
 import type { EventRow } from "../../store/events";
-import type { ShardDb } from "../../store/shards";
+import type { Shard, ShardDb } from "../../store/shards";
 import { panelTask } from "../access/shards";
 
 /**
  * Event retention: each panel keeps its events in its shard for `event_retention_days`
  * (default 90); older ones move to R2 as gzipped NDJSON, one object per part of a panel's UTC
- * day: `events/{panel}/{yyyy}/{mm}/{dd}/part-{N}.ndjson.gz`, N the part's first event id, one
- * event row per line as stored. Each part is recorded, written, read back and compared, and
+ * day: `events/{panel}/{yyyy}/{mm}/{dd}/part-{N}-s{shard}.ndjson.gz`, N the part's first event
+ * id, the shard the one whose rows it took (archiveKey), one event row per line as stored. Each part is recorded, written, read back and compared, and
  * only then are its rows deleted (in chunks); a crash at any point leaves a state the next run
  * takes up (store/event-archive.ts), so nothing is lost or doubled.
  *
@@ -36,9 +37,15 @@ export const DELETE_CHUNK = 500;
 export const PARTS_PER_RUN = 10;
 const DAY_MS = 86_400_000;
 
-export function archiveKey(panelId: string, day: number, part: number): string {
+/**
+ * A part's object. The shard is in the key: a partition split (decision 0047) leaves a moved
+ * event on its source and its target until cleaning, and each may archive it as the first event
+ * of a part of the same day, so under the panel, day and first id alone the later write replaced
+ * the other's rows. A part recorded before the shard was (null) keeps its key without it.
+ */
+export function archiveKey(panelId: string, { day, part, shard }: PartName): string {
   const date = new Date(day).toISOString();
-  return `events/${panelId}/${date.slice(0, 4)}/${date.slice(5, 7)}/${date.slice(8, 10)}/part-${part}.ndjson.gz`;
+  return `events/${panelId}/${date.slice(0, 4)}/${date.slice(5, 7)}/${date.slice(8, 10)}/part-${part}${shard === null ? "" : `-s${shard}`}.ndjson.gz`;
 }
 
 /** Midnight (UTC) before which a panel's events leave its shard. */
@@ -68,7 +75,7 @@ export async function readPartObject(object: R2ObjectBody): Promise<EventRow[]> 
  */
 async function writeAndVerify(bucket: R2Bucket, db: ShardDb, part: ArchivePart, read?: readonly EventRow[]): Promise<boolean> {
   const rows = read ?? (await partRows(db, part));
-  const key = archiveKey(part.panelId, part.day, part.part);
+  const key = archiveKey(part.panelId, part);
   await putPartObject(bucket, key, rows, part.lastId);
   const stored = await bucket.get(key);
   if (!stored) return false;
@@ -82,7 +89,7 @@ async function writeAndVerify(bucket: R2Bucket, db: ShardDb, part: ArchivePart, 
 /** The rows a part holds: in the shard until verified, then in its (verified) object. */
 async function rowsOfPart(bucket: R2Bucket, db: ShardDb, part: ArchivePart): Promise<EventRow[]> {
   if (part.state === "written") return partRows(db, part);
-  const stored = await bucket.get(archiveKey(part.panelId, part.day, part.part));
+  const stored = await bucket.get(archiveKey(part.panelId, part));
   return stored ? readPartObject(stored) : [];
 }
 
@@ -103,15 +110,15 @@ type AfterPart = (db: ShardDb, panelId: string, rows: readonly EventRow[], now: 
 async function completePart(bucket: R2Bucket, db: ShardDb, part: ArchivePart, now: number, after: AfterPart, read?: readonly EventRow[]): Promise<void> {
   const rows = read ?? (await rowsOfPart(bucket, db, part));
   if (part.state === "written" && !(await writeAndVerify(bucket, db, part, rows))) {
-    throw new Error(`archive part ${archiveKey(part.panelId, part.day, part.part)} did not read back as written; its rows are kept`);
+    throw new Error(`archive part ${archiveKey(part.panelId, part)} did not read back as written; its rows are kept`);
   }
   while ((await deletePartRows(db, part, DELETE_CHUNK)) === DELETE_CHUNK);
   await after(db, part.panelId, rows, now);
   await finishArchivePart(db, part);
 }
 
-/** Moves up to `budget` parts of one panel's days before its cutoff; returns how many it moved. */
-export async function archivePanel(bucket: R2Bucket, db: ShardDb, panel: { id: string; eventRetentionDays: number }, now: number, budget: number, after: AfterPart): Promise<number> {
+/** Moves up to `budget` parts of one panel's days on shard `shard` (`db`) before its cutoff; returns how many it moved. */
+export async function archivePanel(bucket: R2Bucket, { db, index: shard }: Shard, panel: { id: string; eventRetentionDays: number }, now: number, budget: number, after: AfterPart): Promise<number> {
   const cutoff = retentionCutoff(now, panel.eventRetentionDays);
   let moved = 0;
   while (moved < budget) {
@@ -119,7 +126,7 @@ export async function archivePanel(bucket: R2Bucket, db: ShardDb, panel: { id: s
     if (day === null) break;
     const rows = await eventRowsOfDay(db, panel.id, day, cutoff, PART_EVENTS);
     const ids = rows.map((r) => r.id);
-    const part: ArchivePart = { panelId: panel.id, ids, day, part: ids[0]!, lastId: ids.at(-1)!, events: ids.length, state: "written" };
+    const part: ArchivePart = { panelId: panel.id, ids, day, part: ids[0]!, lastId: ids.at(-1)!, events: ids.length, state: "written", shard };
     await recordArchivePart(db, part, now);
     await completePart(bucket, db, part, now, after, rows);
     moved++;
@@ -148,12 +155,12 @@ export function archiveTask(afterArchived: AfterArchived): CronTask {
     // One query finds the panels with events before their cutoff (an idle one costs a probe or a few).
     due: (_env, db, _index, panels, now) => panelsWithEventsBefore(db, panels.map((p) => ({ id: p.id, before: retentionCutoff(now, p.eventRetentionDays) }))),
     // The batch holds panels `due` found with work; one whose work went meanwhile costs a read.
-    async panels(env, db, _index, panels, now) {
+    async panels(env, db, index, panels, now) {
       let budget = PARTS_PER_RUN;
       const after = withEnv(env);
       for (const panel of panels) {
         if (budget <= 0) break;
-        budget -= await archivePanel(env.FILES, db, panel, now, budget, after);
+        budget -= await archivePanel(env.FILES, { db, index }, panel, now, budget, after);
       }
     },
   });

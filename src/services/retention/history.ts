@@ -16,8 +16,8 @@ const before = (e: { occurredAt: number; id: number }, cursor?: EventCursor) =>
 const newestFirst = (a: HistoryEvent, b: HistoryEvent) => b.occurredAt - a.occurredAt || b.id - a.id;
 
 async function partEvents(bucket: R2Bucket, part: ArchivePart, owner: EventOwner): Promise<HistoryEvent[]> {
-  const object = await bucket.get(archiveKey(part.panelId, part.day, part.part));
-  if (!object) throw new Error(`archive part ${archiveKey(part.panelId, part.day, part.part)} is missing from R2`);
+  const object = await bucket.get(archiveKey(part.panelId, part));
+  if (!object) throw new Error(`archive part ${archiveKey(part.panelId, part)} is missing from R2`);
   return (await readPartObject(object))
     .filter((row) =>
       "contactId" in owner ? row.contact_id === owner.contactId : row.uniqueid === owner.uniqueid && (!owner.unjoined || (row.identity === null && row.contact_id === null)),
