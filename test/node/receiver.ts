@@ -14,6 +14,8 @@ const { dkimVerify } = createRequire(import.meta.url)("mailauth/lib/dkim/verify"
  *   PUT  /__files/{name}            store a file (body), served at GET /files/{name}
  *   POST /__script/{bucket}         queue answers: [{status, headers?, body?, delayMs?, dripMs?, resetAfterBytes?}],
  *                                   used in order; the last one repeats. Without a script a bucket answers 200.
+ *                                   `{bucket}` may be a whole path under /hooks/, percent-encoded as one
+ *                                   segment: its script goes before the bucket's for requests to that path.
  *                                   Hostile sources (downloads' deadline and minimum rate): delayMs holds the
  *                                   headers back; dripMs sends the body one byte per dripMs ms; resetAfterBytes
  *                                   sends that many bytes of the body then resets the connection. Both
@@ -127,7 +129,9 @@ export function startReceiver(): Promise<{ server: Server; url: string }> {
       const log = received.get(decoded) ?? [];
       log.push({ method: request.method ?? "", path: url.pathname + url.search, headers: request.headers, body: body.toString("utf8"), bodyBase64: body.toString("base64"), at: Date.now() });
       received.set(decoded, log);
-      const script = scripts.get(decoded) ?? [];
+      // A script of the whole path (`twilio-api/2010-04-01/Accounts/AC1/Messages.json`) before the
+      // bucket's: files running at once that share a provider's bucket each script their own account.
+      const script = scripts.get(decodeURIComponent([name, ...rest].join("/"))) ?? scripts.get(decoded) ?? [];
       const answer = (script.length > 1 ? script.shift() : script[0]) ?? { status: 200, body: "ok" };
       if (answer.delayMs) await new Promise((resolve) => setTimeout(resolve, answer.delayMs));
       if (response.destroyed) return;
