@@ -3,7 +3,6 @@ import { NEEDS } from "../domain/permissions";
 import { cnameTarget } from "../services/channels/email/tracking-domains";
 import { removeTrackingDomain, setTrackingDomain, verifyTrackingDomain } from "../services/channels/email/tracking-domain-changes";
 import { notFound, orNotFound, unwrap } from "../lib/http/errors";
-import { allShards } from "../store/shards";
 import { createSenderDomainBody } from "../domain/sender-domains";
 import { getTrackingDomain, type TrackingDomain } from "../store/tracking-domains";
 import { isoTime } from "../store/sql";
@@ -23,8 +22,6 @@ function domainView(domain: TrackingDomain, env: Env, check?: { found: string[];
 
 const noDomain = "The panel has no tracking domain";
 
-const shardDbs = (env: Env) => allShards(env).map((shard) => shard.db);
-
 const putDomain = definePanelRoute({
   method: "PUT",
   path: "/panels/:panel/tracking-domain",
@@ -33,7 +30,7 @@ const putDomain = definePanelRoute({
   summary: "Set the panel's tracking domain (links, pixel and unsubscribe link of its email on the sender's own host); used once verified; 409 while another panel of the deployment uses it verified",
   body: createSenderDomainBody,
   async handle({ env, caller, body, panel, db }) {
-    return domainView(unwrap(await setTrackingDomain(db, shardDbs(env), panel.id, body.domain, auditorOf(caller))), env);
+    return domainView(unwrap(await setTrackingDomain(env, db, panel.id, body.domain, auditorOf(caller))), env);
   },
 });
 
@@ -55,7 +52,7 @@ const verifyDomain = definePanelRoute({
   response: trackingDomainAnswer,
   summary: "Look the tracking domain's CNAME up now over DNS-over-HTTPS; pointing at the service's host verifies it",
   async handle({ env, panel, db }) {
-    const check = await orNotFound(verifyTrackingDomain(env, db, shardDbs(env), panel.id), noDomain);
+    const check = await orNotFound(verifyTrackingDomain(env, db, panel.id), noDomain);
     return domainView(check.domain, env, check);
   },
 });

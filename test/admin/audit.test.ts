@@ -5,17 +5,23 @@ import { asOperator, operatorWithRole } from "../support/operators";
 
 const SECRET = `whsec_${btoa("a".repeat(32))}`;
 
+/** An operator's admin calls under the panel's path. */
+const callsAs = (operator: Parameters<typeof asOperator>[0], panel: { id: string }) => (method: string, path: string, body?: unknown) =>
+  asOperator(operator, method, `/panels/${panel.id}${path}`, body);
+
+/** The body of a call that must succeed (the failure names what the service said). */
+async function ok(answer: Promise<{ status: number; body: any }>) {
+  const { status, body } = await answer;
+  expect(status, JSON.stringify(body)).toBeLessThan(300);
+  return body;
+}
+
 describe("the panel's audit log", () => {
   it("records who changed keys, API mode, settings, users, operators, webhooks, campaigns and journeys; owners read it newest first", async () => {
     const panel = await createPanel();
     const other = await createPanel();
     const owner = await operatorWithRole(panel.id, "owner");
-    const as = (method: string, path: string, body?: unknown) => asOperator(owner, method, `/panels/${panel.id}${path}`, body);
-    const ok = async (answer: Promise<{ status: number; body: any }>) => {
-      const { status, body } = await answer;
-      expect(status, JSON.stringify(body)).toBeLessThan(300);
-      return body;
-    };
+    const as = callsAs(owner, panel);
 
     await ok(as("PATCH", "", { api_mode: false }));
     await ok(as("PATCH", "", { name: "Renamed", timezone: "Asia/Kolkata" }));
@@ -97,12 +103,7 @@ describe("the panel's audit log", () => {
   it("records journeys created and edited, segments, list deletes and empties, sender and tracking domains and the SMS provider, never the provider's secrets", async () => {
     const panel = await createPanel();
     const owner = await operatorWithRole(panel.id, "owner");
-    const as = (method: string, path: string, body?: unknown) => asOperator(owner, method, `/panels/${panel.id}${path}`, body);
-    const ok = async (answer: Promise<{ status: number; body: any }>) => {
-      const { status, body } = await answer;
-      expect(status, JSON.stringify(body)).toBeLessThan(300);
-      return body;
-    };
+    const as = callsAs(owner, panel);
     await defineActivity(panel, "browse");
     const definition = { name: "Welcome", trigger: { type: "activity", activity: "browse" }, steps: [{ id: "d", type: "delay", for: "1h" }] };
     const journey = await ok(as("POST", "/journeys", definition));
@@ -152,12 +153,7 @@ describe("the panel's audit log", () => {
   it("records a marketer's SMS templates and stops by number (the number as its last four digits) and a contact added by hand, whose detail an erasure blanks", async () => {
     const panel = await createPanel();
     const marketer = await operatorWithRole(panel.id, "marketer");
-    const as = (method: string, path: string, body?: unknown) => asOperator(marketer, method, `/panels/${panel.id}${path}`, body);
-    const ok = async (answer: Promise<{ status: number; body: any }>) => {
-      const { status, body } = await answer;
-      expect(status, JSON.stringify(body)).toBeLessThan(300);
-      return body;
-    };
+    const as = callsAs(marketer, panel);
     const template = await ok(as("POST", "/sms/templates", { name: "Order", body: "Your order {{ORDER}} is on its way" }));
     await ok(as("PUT", `/sms/templates/${template.id}`, { name: "Order shipped", body: "Order {{ORDER}} shipped" }));
     await ok(as("DELETE", `/sms/templates/${template.id}`));

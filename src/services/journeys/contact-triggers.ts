@@ -142,7 +142,8 @@ async function enterPage(env: EngineEnv, db: ShardDb, panel: Panel, journey: Jou
   // source until the settle time is up (decision 0047), and their entries are the target's.
   const shard = on ?? panel.shard;
   const here = panel.partitions.length ? page.filter((c) => contactShard(panel, c.key) === shard) : page;
-  const matching = segmentFilter(journey) === undefined ? here : here.filter((c) => filterMatches(segmentFilter(journey), c.attributes));
+  const filter = segmentFilter(journey);
+  const matching = filter === undefined ? here : here.filter((c) => filterMatches(filter, c.attributes));
   await enterJourneys(
     env,
     db,
