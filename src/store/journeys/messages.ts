@@ -175,6 +175,9 @@ export interface ClaimedMessage {
   content: Record<string, unknown>;
 }
 
+/** The claimed message's journey was stopped (its copy on a partition's shard says so there too). */
+const STOPPED = "EXISTS (SELECT 1 FROM journeys j WHERE j.id = journey_messages.journey_id AND j.status = 'stopped')";
+
 /**
  * The statements that claim queued messages of `channels` in one panel for one attempt, to run
  * in one batch (a channel may add its own reads after them): a claim its holder left since
@@ -185,9 +188,6 @@ export interface ClaimedMessage {
  * settled skipped by the claim instead: a stop sends nothing more.
  * `claimedOf` reads the batch's answers.
  */
-/** The claimed message's journey was stopped (its copy on a partition's shard says so there too). */
-const STOPPED = "EXISTS (SELECT 1 FROM journeys j WHERE j.id = journey_messages.journey_id AND j.status = 'stopped')";
-
 export function claimQueuedStatements(
   db: ShardDb,
   panelId: string,
