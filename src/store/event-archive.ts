@@ -252,21 +252,22 @@ export async function unfinishedArchiveParts(db: ShardDb, limit: number): Promis
 }
 
 /**
- * The verified parts holding events of a contact or uniqueid, newest day first, from `fromDay`
- * down (a part being deleted may still have rows in the table too): the owner's blocks from
- * that day's down, on the primary key, their pairs each joined to its part.
+ * The parts holding events of a contact or uniqueid, newest day first, from `fromDay` down (a
+ * part being deleted may still have rows in the table too): the owner's blocks from that day's
+ * down, on the primary key. The pairs alone name the parts' objects: owners are recorded only
+ * once a part is verified (`markPartVerified`), and a split's target holds the blocks of its
+ * moved contacts whose parts' rows stay on the source (store/panel-move/archive-owners.ts).
  */
-export async function archivedPartsOf(db: ShardDb, panelId: string, owner: string, fromDay: number | null, limit: number): Promise<ArchivePart[]> {
+export async function archivedPartsOf(db: ShardDb, panelId: string, owner: string, fromDay: number | null, limit: number): Promise<PartName[]> {
   const { results } = await db
     .prepare(
-      `SELECT ${PART_COLUMNS.split(", ").map((c) => `p.${c}`).join(", ")} FROM ${OWNER_PAIRS}
-       JOIN event_archive_parts p ON p.panel_id = o.panel_id AND p.day = ${PAIR_DAY} AND p.part = ${PAIR_PART} AND p.shard IS ${PAIR_SHARD}
-       WHERE o.panel_id = ?1 AND o.owner = ?2 AND (?3 IS NULL OR o.block <= CAST(?3 AS INTEGER) / ${DAY_MS} / ${BLOCK_DAYS}) AND (?3 IS NULL OR p.day <= ?3) AND p.state <> 'written'
-       ORDER BY p.day DESC, p.part DESC LIMIT ?4`,
+      `SELECT DISTINCT ${PAIR_DAY} AS day, ${PAIR_PART} AS part, ${PAIR_SHARD} AS shard FROM ${OWNER_PAIRS}
+       WHERE o.panel_id = ?1 AND o.owner = ?2 AND (?3 IS NULL OR o.block <= CAST(?3 AS INTEGER) / ${DAY_MS} / ${BLOCK_DAYS}) AND (?3 IS NULL OR ${PAIR_DAY} <= ?3)
+       ORDER BY day DESC, part DESC, shard LIMIT ?4`,
     )
     .bind(panelId, owner, fromDay, limit)
-    .all<PartRow>();
-  return results.map(partFromRow);
+    .all<PartName>();
+  return results;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { mergedPage } from "../access/partitions";
-import { archivedPartsOf, type ArchivePart } from "../../store/event-archive";
+import { archivedPartsOf, type PartName } from "../../store/event-archive";
 import { uniqueidsOfContact } from "../../store/erasure";
 import { eventFromRow, listEventsOf, type EventBatchState, type EventCursor, type EventOwner, type StoredEvent } from "../../store/events";
 import type { ShardDb } from "../../store/shards";
@@ -15,9 +15,10 @@ const before = (e: { occurredAt: number; id: number }, cursor?: EventCursor) =>
   !cursor || e.occurredAt < cursor.occurredAt || (e.occurredAt === cursor.occurredAt && e.id < cursor.id);
 const newestFirst = (a: HistoryEvent, b: HistoryEvent) => b.occurredAt - a.occurredAt || b.id - a.id;
 
-async function partEvents(bucket: R2Bucket, part: ArchivePart, owner: EventOwner): Promise<HistoryEvent[]> {
-  const object = await bucket.get(archiveKey(part.panelId, part));
-  if (!object) throw new Error(`archive part ${archiveKey(part.panelId, part)} is missing from R2`);
+async function partEvents(bucket: R2Bucket, panelId: string, part: PartName, owner: EventOwner): Promise<HistoryEvent[]> {
+  const key = archiveKey(panelId, part);
+  const object = await bucket.get(key);
+  if (!object) throw new Error(`archive part ${key} is missing from R2`);
   return (await readPartObject(object))
     .filter((row) =>
       "contactId" in owner ? row.contact_id === owner.contactId : row.uniqueid === owner.uniqueid && (!owner.unjoined || (row.identity === null && row.contact_id === null)),
@@ -42,7 +43,7 @@ export async function eventHistoryPage(bucket: R2Bucket, db: ShardDb, panelId: s
   const seen = new Set(hot.map((e) => e.id));
   const archived: HistoryEvent[] = [];
   for (const [i, part] of parts.entries()) {
-    for (const event of await partEvents(bucket, part, owner)) {
+    for (const event of await partEvents(bucket, panelId, part, owner)) {
       if (!seen.has(event.id) && before(event, cursor)) {
         seen.add(event.id);
         archived.push(event);
