@@ -13,19 +13,27 @@ import { liveJourneysOfPanel, type Journey } from "../../store/journeys/definiti
  * path takes them: list entries are left by the membership's trigger in D1 and taken by the
  * cron; a segment journey's entry scan passes over every contact after it starts, and the
  * contacts it passed within this time are looked at again once it is over (rescan_upto,
- * contact-triggers.ts).
+ * contact-triggers.ts). An activity trigger has no such second look, so the pipeline asks for
+ * an answer read after its events were recorded (`recordedBy`): a journey started before them,
+ * through any isolate, is then seen (one read a pass while events keep coming).
  */
 export const LIVE_JOURNEYS_CACHE_MS = 10_000;
-const live = new TtlCache<Promise<Journey[]>>(LIVE_JOURNEYS_CACHE_MS, 1000);
+/** How far two isolates' clocks may disagree: an answer read this close after `recordedBy` is read again. */
+const CLOCK_SKEW_MS = 1_000;
+const live = new TtlCache<{ journeys: Promise<Journey[]>; readAt: number }>(LIVE_JOURNEYS_CACHE_MS, 1000);
 
-export function liveJourneys(db: ShardDb, panelId: string): Promise<Journey[]> {
-  const cached = live.get(panelId);
-  if (cached) return cached;
+export function liveJourneys(db: ShardDb, panelId: string, recordedBy?: number): Promise<Journey[]> {
+  const now = Date.now();
+  const cached = live.get(panelId, now);
+  if (cached && (recordedBy === undefined || cached.readAt >= recordedBy + CLOCK_SKEW_MS)) return cached.journeys;
   // The promise is cached, so concurrent calls share one read; a failed read is not kept.
-  const read = liveJourneysOfPanel(db, panelId);
-  live.set(panelId, read);
-  read.catch(() => live.delete(panelId));
-  return read;
+  const journeys = liveJourneysOfPanel(db, panelId);
+  const entry = { journeys, readAt: now };
+  live.set(panelId, entry, now);
+  journeys.catch(() => {
+    if (live.get(panelId) === entry) live.delete(panelId);
+  });
+  return journeys;
 }
 
 /** Running journeys of the panel whose trigger is of `type`. */

@@ -26,8 +26,8 @@ export const journeysPipelineStep: PipelineStep = {
   // A partition's events are stored on its shard with their contacts, whose instances, waits
   // and messages are there too, beside the copies of the panel's journeys (mirror.ts).
   partitioned: true,
-  async hasWork(env, panelId) {
-    return (await liveJourneys(await panelDb(env, panelId), panelId)).length > 0;
+  async hasWork(env, panelId, recordedBy) {
+    return (await liveJourneys(await panelDb(env, panelId), panelId, recordedBy)).length > 0;
   },
   async run(env, events, place) {
     const first = events[0];
@@ -37,7 +37,8 @@ export const journeysPipelineStep: PipelineStep = {
     const db = place && !place.home ? place.db : home;
     const now = Date.now();
     // Waits belong to instances of running or paused journeys, triggers to running ones: a
-    // panel with neither has nothing to do here. The home's answer, cached (the copies are the same).
+    // panel with neither has nothing to do here. The home's answer (the copies are the same), as
+    // hasWork read it for this pass: after its events were recorded.
     const live = await liveJourneys(home, panelId);
     if (live.length === 0) return;
 

@@ -121,7 +121,7 @@ export async function processEventBatches(
   steps: readonly PipelineStep[],
   now = Date.now(),
 ): Promise<Set<number>> {
-  return (await runPass(env, panelId, undefined, batchIds, steps, now, Infinity)).failed;
+  return (await runPass(env, panelId, undefined, batchIds, steps, now, now, Infinity)).failed;
 }
 
 /**
@@ -129,9 +129,19 @@ export async function processEventBatches(
  * events go through the steps in pieces of EVENTS_PER_PIECE; after each piece the progress is
  * saved, the lease renewed and the runtime yielded to other work, and past `deadline` the pass
  * stops and reports the batches it did not finish, so one invocation never holds the runtime
- * (or one D1 transaction) for a large batch at once.
+ * (or one D1 transaction) for a large batch at once. The batches were recorded by `recordedBy`
+ * (their nudges' send time).
  */
-async function runPass(env: Env, panelId: string, shard: number | undefined, batchIds: readonly number[], steps: readonly PipelineStep[], now: number, deadline: number): Promise<PassOutcome> {
+async function runPass(
+  env: Env,
+  panelId: string,
+  shard: number | undefined,
+  batchIds: readonly number[],
+  steps: readonly PipelineStep[],
+  now: number,
+  recordedBy: number,
+  deadline: number,
+): Promise<PassOutcome> {
   const lease = randomHex(8);
   const started = Date.now();
   const clock = () => now + (Date.now() - started);
@@ -142,7 +152,7 @@ async function runPass(env: Env, panelId: string, shard: number | undefined, bat
   const db = place.db;
   // Steps with nothing to do for this panel pass its events unseen; with none left, the batches
   // are stored as rows and finished in one transaction, their events never read back.
-  const working = await stepsWithWork(env, panelId, steps);
+  const working = await stepsWithWork(env, panelId, steps, recordedBy);
   // A mapped panel's batches are checked, in the statements that take them, for events of buckets
   // this shard does not hold by the cached map; those batches are handed on (reroute.ts) and taken
   // again. A cached map older than a split lets them through to the fence, which refuses them: the
@@ -264,8 +274,8 @@ async function afterNewContacts(env: Env, panelId: string, contacts: readonly Ke
   }
 }
 
-async function stepsWithWork(env: Env, panelId: string, steps: readonly PipelineStep[]): Promise<Set<PipelineStep>> {
-  const answers = await Promise.all(steps.map(async (step) => (step.hasWork ? step.hasWork(env, panelId) : true)));
+async function stepsWithWork(env: Env, panelId: string, steps: readonly PipelineStep[], recordedBy: number): Promise<Set<PipelineStep>> {
+  const answers = await Promise.all(steps.map(async (step) => (step.hasWork ? step.hasWork(env, panelId, recordedBy) : true)));
   return new Set(steps.filter((_, i) => answers[i]));
 }
 
@@ -298,7 +308,15 @@ export async function handleEventsBatch(
   budgetMs = PASS_BUDGET_MS,
 ): Promise<void> {
   const deadline = Date.now() + budgetMs;
-  type Group = { panelId: string; shard?: number; batchIds: Set<number>; sizes: Map<number, number>; messages: Array<Message<unknown> & { body: { batches: number[] } }> };
+  type Group = {
+    panelId: string;
+    shard?: number;
+    batchIds: Set<number>;
+    sizes: Map<number, number>;
+    /** When the newest nudge was sent: every batch it names was recorded by then. */
+    recordedBy: number;
+    messages: Array<Message<unknown> & { body: { batches: number[] } }>;
+  };
   // By panel and shard: a partition's batches are taken on their own shard.
   const byPanel = new Map<string, Group>();
   for (const message of batch.messages) {
@@ -309,7 +327,8 @@ export async function handleEventsBatch(
     }
     const { panel, shard } = message.body;
     const key = shard === undefined ? panel : `${panel}@${shard}`;
-    const group: Group = byPanel.get(key) ?? { panelId: panel, shard, batchIds: new Set(), sizes: new Map(), messages: [] };
+    const group: Group = byPanel.get(key) ?? { panelId: panel, shard, batchIds: new Set(), sizes: new Map(), recordedBy: 0, messages: [] };
+    group.recordedBy = Math.max(group.recordedBy, message.timestamp.getTime());
     const sizes = message.body.events;
     message.body.batches.forEach((id, i) => {
       group.batchIds.add(id);
@@ -330,7 +349,7 @@ export async function handleEventsBatch(
         continue;
       }
       try {
-        const outcome = await runPass(env, panelId, shard, slice, steps, Date.now(), deadline);
+        const outcome = await runPass(env, panelId, shard, slice, steps, Date.now(), group.recordedBy, deadline);
         outcome.failed.forEach((id) => failed.add(id));
         unfinished.push(...outcome.unfinished);
       } catch (error) {

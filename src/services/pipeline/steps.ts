@@ -37,9 +37,10 @@ export interface PipelineStep {
    * Whether the step can have anything to do for events of this panel (journeys: the panel has
    * running or paused ones). When it cannot, its events pass it unseen; when no step can, the
    * consumer stores the events as rows and finishes their batches without reading them back.
-   * A step without it always runs.
+   * A step without it always runs. `recordedBy`: the events were recorded by then, so an answer
+   * cached from before may miss what an operator changed through another isolate meanwhile.
    */
-  hasWork?(env: Env, panelId: string): Promise<boolean>;
+  hasWork?(env: Env, panelId: string, recordedBy: number): Promise<boolean>;
   /**
    * The most events one `run` call takes (default EVENTS_PER_PIECE). A step whose cost is mostly
    * per call rather than per event (a few statements for any number of events) takes more, so

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { liveJourneys } from "../../../src/services/journeys/live-journeys";
 import { admin, apiFor, createPanel, panelData } from "../../support/helpers";
-import { countersOf, puneSegmentJourney, startJourney } from "../../support/journeys";
+import { act, cartPanel, countersOf, puneSegmentJourney, startJourney } from "../../support/journeys";
 
 // The per-isolate answer to "which journeys of this panel run or are paused" (live-journeys.ts).
 describe("live journeys of a panel", () => {
@@ -35,6 +35,19 @@ describe("live journeys of a panel", () => {
     // The entry runs after the answer (waitUntil); well inside the cache's 10 s.
     const deadline = Date.now() + 3_000;
     while ((await countersOf(journey)).entered < 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await countersOf(journey)).toMatchObject({ entered: 1 });
+  });
+
+  it("an activity recorded after a journey started through another isolate enters it, while this isolate still keeps its answer", async () => {
+    const panel = await createPanel();
+    const { cart } = await cartPanel(panel);
+    const journey = await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, steps: [{ id: "sms", type: "sms", text: "Still thinking?" }] }, null);
+    // The pipeline reads and keeps the panel's answer: no journey runs yet.
+    await act(panel, cart, "before@example.com");
+    // Started through another isolate: this one is not told, and its answer stays.
+    await panelData.prepare("UPDATE journeys SET status = 'running' WHERE panel_id = ? AND id = ?").bind(panel.id, journey.id).run();
+    expect(await liveJourneys(panelData, panel.id)).toEqual([]);
+    await act(panel, cart, "after@example.com");
     expect(await countersOf(journey)).toMatchObject({ entered: 1 });
   });
 });
