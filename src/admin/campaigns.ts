@@ -3,7 +3,7 @@ import { audienceCampaignSchema, audienceEstimateBody, campaignPreviewQuery, bro
 import { NEEDS } from "../domain/permissions";
 import { abTestBody, variantLabel } from "../domain/ab-test";
 import { abTestOf, removeAbTest, setAbTest } from "../services/broadcasts/ab-test";
-import { getCampaign } from "../store/campaigns";
+import { getCampaign } from "../store/campaigns/definitions";
 import { htmlOfMime } from "../domain/email-message";
 import { badRequest, notFound, orNotFound, parseOrThrow, unwrap } from "../lib/http/errors";
 import { allowedActions } from "../domain/campaign-lifecycle";
@@ -20,7 +20,7 @@ import { panelShards } from "../services/access/partitions";
 import { campaignBody, checkCampaign, previewCampaign } from "../services/broadcasts/preview";
 import { sendTestCopy as sendCampaignTestCopy } from "../services/broadcasts/test-send";
 import { messageCopy } from "../services/broadcasts/message-copies";
-import type { Campaign, CampaignCounters } from "../store/campaigns";
+import type { Campaign, CampaignCounters } from "../store/campaigns/definitions";
 import type { Panel } from "../store/panels";
 import { getOutboxRecord, listOutbox, type OutboxRecord } from "../store/outbox";
 import { isoTime } from "../store/sql";

@@ -24,7 +24,7 @@ export type CampaignTarget = CampaignStatus | "deleted";
 /**
  * The allowed transitions: action -> from-state -> to-state; a pair not listed is refused.
  * The system's own moves (publish scheduled -> sending, complete sending -> sent, fail) are in
- * store/campaigns.ts; they never leave a state the table does not know.
+ * store/campaigns/; they never leave a state the table does not know.
  */
 export const CAMPAIGN_TRANSITIONS: Readonly<Record<CampaignAction, Readonly<Partial<Record<CampaignStatus, CampaignTarget>>>>> = {
   // Edited freely until it sends.

@@ -36,7 +36,7 @@ export function suppressAddressStatement(db: ShardDb, panelId: string, address: 
 
 /**
  * Whether email to the address is stopped in this panel (unsubscribed, complained or hard-bounced). Campaign
- * sends ask the same in their recipients query (store/campaigns.ts), for a whole batch at once.
+ * sends ask the same in their recipients query (store/campaigns/sends.ts), for a whole batch at once.
  */
 export async function isAddressSuppressed(db: ShardDb, panelId: string, address: string): Promise<boolean> {
   return (await suppressionOf(db, panelId, address)) !== null;

@@ -13,7 +13,7 @@ import type { ShardDb } from "../../src/store/shards";
 import { isAddressSuppressed, suppressAddress } from "../../src/store/suppressions";
 import { phoneSuppression, suppressPhone } from "../../src/store/sms";
 import { pipelineSettled } from "../support/activity";
-import { getCampaign } from "../../src/store/campaigns";
+import { getCampaign } from "../../src/store/campaigns/definitions";
 import { broadcastData, fireCron, publish, scheduleIn, waitForCampaign, waitForImport } from "../support/broadcasts";
 import { admin, apiFor, call, countRows, createPanel, panelData, receiver, TEST_SHARD, type TestPanel } from "../support/helpers";
 import { asOperator, operatorWithRole } from "../support/operators";

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { publishDueBroadcasts } from "../../src/services/broadcasts/publish";
-import { getCampaign } from "../../src/store/campaigns";
+import { getCampaign } from "../../src/store/campaigns/definitions";
 import { htmlOf, outbox, rawMessage, waitForCampaign } from "../support/broadcasts";
 import { admin, apiFor, call, createPanel, panelData, panelSnapshot, type TestPanel } from "../support/helpers";
 import { act, cartPanel, messagesOf, startJourney } from "../support/journeys";

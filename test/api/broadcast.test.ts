@@ -3,7 +3,7 @@ import { zipSync, strToU8 } from "fflate";
 import { MAX_UNZIPPED_BYTES } from "../../src/services/broadcasts/contacts-source";
 import { describe, expect, it } from "vitest";
 import { md5Hex } from "../../src/services/broadcasts/contacts-source";
-import { getCampaign } from "../../src/store/campaigns";
+import { getCampaign } from "../../src/store/campaigns/definitions";
 import { admin, apiFor, call, countRows, createPanel, envelope, panelSnapshot, receiver, type TestPanel, panelData, utf16le } from "../support/helpers";
 import { broadcastData, campaign, host, notificationsOf, publish, scheduleIn, waitForImport } from "../support/broadcasts";
 

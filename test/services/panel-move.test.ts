@@ -14,7 +14,7 @@ import { act, createWebhook, cronAt, delivered, MINUTE, startJourney } from "../
 import { asOperator, operatorWithRole } from "../support/operators";
 import { pushFigures, subscribeBrowserOf, webPushOn } from "../support/push";
 import { publishDueBroadcasts } from "../../src/services/broadcasts/publish";
-import { countEngagement } from "../../src/store/campaigns";
+import { countEngagement } from "../../src/store/campaigns/messages";
 import { outbox } from "../support/broadcasts";
 import { listCampaign } from "../support/partitions";
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { contactBucket } from "../../src/domain/partitions";
 import { MOVE_TUNING, runMoveStep, startPanelMove, startPartitionSplit, type MoveTuning } from "../../src/services/panels/move";
 import { getPanel } from "../../src/store/panels";
-import { getCampaign } from "../../src/store/campaigns";
+import { getCampaign } from "../../src/store/campaigns/definitions";
 import { carryCampaignsToTarget } from "../../src/services/broadcasts/split-target";
 import { refreshPanelCounts } from "../../src/services/overview/counts";
 import { getPanelMove, insertPanelMove } from "../../src/store/panel-moves";

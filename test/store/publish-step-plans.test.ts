@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { compileAudience } from "../../src/services/broadcasts/audience";
-import { getCampaign, publishStep, startPublish } from "../../src/store/campaigns";
+import { getCampaign } from "../../src/store/campaigns/definitions";
+import { publishStep, startPublish } from "../../src/store/campaigns/publish";
 import { admin, apiFor, createPanel, panelData } from "../support/helpers";
 import { planOf as planOnShard, recording, type Caught } from "../support/plans";
 

@@ -4,7 +4,7 @@ import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import worker from "../../src/index";
 import { formatLocalIso } from "../../src/domain/time";
-import { getCampaign } from "../../src/store/campaigns";
+import { getCampaign } from "../../src/store/campaigns/definitions";
 import { admin, apiFor, jobFinished, panelData, receiver, type TestPanel } from "./helpers";
 import { collectingQueue, drainCron, withBindings } from "./cron";
 

@@ -1,7 +1,9 @@
 import { pickWinner } from "../../domain/ab-test";
 import { panelHome } from "../access/shards";
 import { namedPanelShard } from "../access/partitions";
-import { abTestsDue, completeCampaignIfDone, decideAbTest, getCampaign, releaseAbRest } from "../../store/campaigns";
+import { abTestsDue, decideAbTest, releaseAbRest } from "../../store/campaigns/ab-tests";
+import { getCampaign } from "../../store/campaigns/definitions";
+import { completeCampaignIfDone } from "../../store/campaigns/sends";
 import type { ShardDb } from "../../store/shards";
 import { settleCampaignShard } from "./campaign-shards";
 import { abTalliesAcross } from "./report";

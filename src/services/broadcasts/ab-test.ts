@@ -1,13 +1,14 @@
 import { decisionAt, variantLabel, type AbGroupFigures, type AbTest, type AbTestInput, type AbTestResults, type AbTestView } from "../../domain/ab-test";
 import { refused } from "../../lib/problems";
-import { abWaitFrom, setCampaignAbTest, type AbGroupTally, type Campaign } from "../../store/campaigns";
+import { abWaitFrom, setCampaignAbTest, type AbGroupTally } from "../../store/campaigns/ab-tests";
+import { type Campaign } from "../../store/campaigns/definitions";
 import { isoTime } from "../../store/sql";
 import { recordAudit, type Auditor } from "../audit/record";
 import { answer, freshBodyKey, fromStates, load, raced, type CampaignOutcome, type LifecycleContext } from "./lifecycle";
 import { abTalliesAcross, share, type CampaignShards } from "./report";
 
 // A campaign's A/B test (issue 43, item 7; domain/ab-test.ts). Set or removed while the campaign
-// may be edited; at publication its recipients are split (store/campaigns.ts abRankStep, in steps: decision 0055),
+// may be edited; at publication its recipients are split (store/campaigns/publish.ts abRankStep, in steps: decision 0055),
 // the test share goes out, the rest is held; after the wait the cron's decision step (ab-decision.ts) picks the
 // winner and releases the rest to it. The campaign stays `sending` through the wait, so pause
 // and cancel work as for any campaign: a paused one is decided after its resume, a cancelled

@@ -1,5 +1,5 @@
 import { refused, succeeded, type Result } from "../../lib/problems";
-import type { CampaignAudience } from "../../store/campaigns";
+import type { CampaignAudience } from "../../store/campaigns/definitions";
 import { countMatchingUpTo } from "../../store/segments";
 import type { ShardDb } from "../../store/shards";
 import { suppressionsUpTo } from "../../store/suppressions";

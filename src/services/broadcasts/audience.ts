@@ -1,7 +1,7 @@
 import type { AudienceCampaignRequest } from "../../domain/broadcast";
 import type { FieldProblem } from "../../domain/problems";
 import { refused, succeeded, type Result } from "../../lib/problems";
-import { insertAudienceCampaign, type CampaignAudience } from "../../store/campaigns";
+import { insertAudienceCampaign, type CampaignAudience } from "../../store/campaigns/definitions";
 import { existingListIds } from "../../store/lists";
 import type { Panel } from "../../store/panels";
 import type { ShardDb } from "../../store/shards";

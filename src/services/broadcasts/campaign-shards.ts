@@ -1,5 +1,7 @@
 import { hasContactsBeyondHome, type PanelPlace } from "../access/partitions";
-import { campaignPart, completeCampaignIfDone, recordShardProgress, type PublishScope } from "../../store/campaigns";
+import { campaignPart, recordShardProgress } from "../../store/campaigns/parts";
+import { type PublishScope } from "../../store/campaigns/publish";
+import { completeCampaignIfDone } from "../../store/campaigns/sends";
 import type { ShardDb } from "../../store/shards";
 import { bucketRangesOn } from "../../domain/partitions";
 

@@ -3,7 +3,7 @@ import { succeeded, type Result } from "../../lib/problems";
 import { newId } from "../../lib/random";
 import { loadAttributeSchema } from "../../store/attributes";
 import { campaignCounters } from "../../store/campaign-report";
-import { getCampaign, type Campaign, type CampaignCounters } from "../../store/campaigns";
+import { getCampaign, type Campaign, type CampaignCounters } from "../../store/campaigns/definitions";
 import type { Panel } from "../../store/panels";
 import type { ShardDb } from "../../store/shards";
 import { isoTime } from "../../store/sql";

@@ -10,7 +10,7 @@ import { newId } from "../../lib/random";
 import { fetchOutbound, OutboundError } from "../../lib/outbound";
 import { limitTransfer, REQUEST_DOWNLOAD_LIMITS, transferLimitsFor } from "../../lib/transfer-limits";
 import type { Panel } from "../../store/panels";
-import { insertCampaignWithList, setCampaignImport, type NewCampaign } from "../../store/campaigns";
+import { insertCampaignWithList, setCampaignImport, type NewCampaign } from "../../store/campaigns/definitions";
 import { findListByName, getList, largestListId } from "../../store/lists";
 import { MAX_SOURCE_BYTES, md5Hex, readContactFiles, type CsvFile } from "./contacts-source";
 import { startContactImport } from "./contact-import";

@@ -3,7 +3,7 @@ import { firstOnShards, panelShards } from "../access/partitions";
 import { allShards, type ShardDb } from "../../store/shards";
 import type { ProviderBounce, ProviderComplaint } from "../channels/email/provider";
 import type { CampaignMessageRef, TrackingClaim } from "../channels/email/tracking";
-import { countEngagement, markBounced, markUnsubscribed, sentMessageByProviderId, type TrackedMessage } from "../../store/campaigns";
+import { countEngagement, markBounced, markUnsubscribed, sentMessageByProviderId, type TrackedMessage } from "../../store/campaigns/messages";
 import { suppressAddressStatement } from "../../store/suppressions";
 import { stopReportedAddresses } from "../channels/email/reported-stops";
 import { recordEmailEvents } from "../pipeline/email-events";

@@ -5,22 +5,9 @@ import { campaignTransition, deleteTarget, refusedTransition, type CampaignActio
 import { config } from "../../lib/config";
 import { refused, succeeded, type Result } from "../../lib/problems";
 import { newId, randomHex } from "../../lib/random";
-import {
-  campaignBodySource,
-  deleteCampaignPart,
-  cancelCampaignPart,
-  campaignSentAny,
-  cancelCampaign,
-  deleteCampaign,
-  editCampaign,
-  getCampaign,
-  insertAudienceCampaign,
-  moveCampaign,
-  setCampaignAbTest,
-  type Campaign,
-  type CampaignCounters,
-  type CampaignEdit,
-} from "../../store/campaigns";
+import { setCampaignAbTest } from "../../store/campaigns/ab-tests";
+import { campaignBodySource, campaignSentAny, cancelCampaign, deleteCampaign, editCampaign, getCampaign, insertAudienceCampaign, moveCampaign, type Campaign, type CampaignCounters, type CampaignEdit } from "../../store/campaigns/definitions";
+import { deleteCampaignPart, cancelCampaignPart } from "../../store/campaigns/parts";
 import type { Panel } from "../../store/panels";
 import type { ShardDb } from "../../store/shards";
 import { recordAudit, type Auditor } from "../audit/record";

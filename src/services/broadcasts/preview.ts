@@ -7,7 +7,7 @@ import { normalisePrimaryKey } from "../../domain/primary-key";
 import { fetchOutbound, OutboundError, type OutboundEnv } from "../../lib/outbound";
 import { refused, refusedField, succeeded, type Result } from "../../lib/problems";
 import { loadAttributeSchema } from "../../store/attributes";
-import { campaignBodySource, getCampaign, type Campaign } from "../../store/campaigns";
+import { campaignBodySource, getCampaign, type Campaign } from "../../store/campaigns/definitions";
 import { getContactByKey } from "../../store/contacts";
 import type { Panel } from "../../store/panels";
 import type { ShardDb } from "../../store/shards";

@@ -3,20 +3,10 @@ import { hasContactsBeyondHome, mirrorShards, namedPanelShard, type PanelPlace }
 import type { Panel } from "../../store/panels";
 import type { ShardDb } from "../../store/shards";
 import { config } from "../../lib/config";
-import {
-  campaignPart,
-  completeCampaignIfDone,
-  dueCampaigns,
-  failCampaign,
-  getCampaign,
-  publishStep,
-  stalledCampaigns,
-  startPublish,
-  startPublishPart,
-  unfinishedShards,
-  type Campaign,
-  type PublishStep,
-} from "../../store/campaigns";
+import { dueCampaigns, failCampaign, getCampaign, type Campaign } from "../../store/campaigns/definitions";
+import { campaignPart, startPublishPart, unfinishedShards } from "../../store/campaigns/parts";
+import { publishStep, startPublish, type PublishStep } from "../../store/campaigns/publish";
+import { completeCampaignIfDone, stalledCampaigns } from "../../store/campaigns/sends";
 import { publishScope, settleCampaignShard } from "./campaign-shards";
 import { senderStanding } from "../channels/email/sender-domains";
 import { decideDueAbTests, nudgeAbRelease } from "./ab-decision";
@@ -148,7 +138,7 @@ async function nudgeStepBatches(env: Env, db: ShardDb, campaign: Campaign, step:
 }
 
 /**
- * One step of a campaign's publishing (store/campaigns.ts publishStep: the recipients among the
+ * One step of a campaign's publishing (store/campaigns/publish.ts publishStep: the recipients among the
  * panel's next FANOUT_CHUNK_IDS contacts or list members, one statement): its send batches are nudged, then the next
  * step, or, after the last, the campaign is finished if nothing is left to send. The audience is
  * resolved as of the publish time in every step, so all steps agree on time windows.

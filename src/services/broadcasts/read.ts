@@ -1,6 +1,6 @@
 import type { CampaignReport, RecipientFilter } from "../../domain/broadcast";
 import type { CampaignRecipient } from "../../store/campaign-report";
-import { getCampaign, listCampaigns, type Campaign, type CampaignCounters } from "../../store/campaigns";
+import { getCampaign, listCampaigns, type Campaign, type CampaignCounters } from "../../store/campaigns/definitions";
 import { abTestResults } from "./ab-test";
 import { campaignReport, countersAcross, countersOfCampaignsAcross, recipientsAcross, recipientsCsv, type CampaignShards } from "./report";
 

@@ -1,6 +1,7 @@
 import { pagedCsv } from "../../domain/csv";
 import type { CampaignCounters, CampaignHour, CampaignLinkClicks, CampaignRecipientView, CampaignReport, CampaignSums, RecipientFilter } from "../../domain/broadcast";
-import { abGroupTallies, type AbGroupTally, type Campaign } from "../../store/campaigns";
+import { abGroupTallies, type AbGroupTally } from "../../store/campaigns/ab-tests";
+import { type Campaign } from "../../store/campaigns/definitions";
 import {
   NO_SUMS,
   campaignCounters,

@@ -28,21 +28,9 @@ import { sendRetryDelaySeconds, type NudgeDelivery } from "../journeys/queued-se
 import { isSmsNudge, sendQueuedSmsBatch } from "../journeys/sms";
 import type { ShardDb } from "../../store/shards";
 import { metrics, type DataPointWriter } from "../../lib/observability/metrics";
-import {
-  CANCELLED_SKIP,
-  campaignStatus,
-  claimBatch,
-  completeCampaignIfDone,
-  deferClaimed,
-  finishClaims,
-  getCampaign,
-  markSendAttempts,
-  releaseClaim,
-  touchSendingCampaign,
-  type Campaign,
-  type ClaimedRecipient,
-  type MessageOutcome,
-} from "../../store/campaigns";
+import { CANCELLED_SKIP, campaignStatus, getCampaign, type Campaign } from "../../store/campaigns/definitions";
+import { touchSendingCampaign } from "../../store/campaigns/parts";
+import { claimBatch, completeCampaignIfDone, deferClaimed, finishClaims, markSendAttempts, releaseClaim, type ClaimedRecipient, type MessageOutcome } from "../../store/campaigns/sends";
 
 /** Recipients per send nudge (one queue message). */
 export const SEND_BATCH_SIZE = 100;

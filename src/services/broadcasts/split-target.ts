@@ -1,5 +1,6 @@
 import type { ShardDb } from "../../store/shards";
-import { campaignsCancelledSince, carryCampaignPart, completeCampaignIfDone, publishedCampaignsUnderWay, recordCarriedShard, skipQueuedRecipients, sourceAbCounters } from "../../store/campaigns";
+import { campaignsCancelledSince, carryCampaignPart, publishedCampaignsUnderWay, recordCarriedShard, skipQueuedRecipients, sourceAbCounters } from "../../store/campaigns/parts";
+import { completeCampaignIfDone } from "../../store/campaigns/sends";
 import { settleCampaignShard } from "./campaign-shards";
 import { nudgeUnsentBatches } from "./unsent";
 

@@ -7,7 +7,7 @@ import { buildMime, withoutLinkMarks } from "../../domain/email-message";
 import { personalize } from "../../domain/merge-tags";
 import { refused, refusedField, succeeded, type Result } from "../../lib/problems";
 import { randomHex } from "../../lib/random";
-import { getCampaign, type Campaign } from "../../store/campaigns";
+import { getCampaign, type Campaign } from "../../store/campaigns/definitions";
 import type { Panel } from "../../store/panels";
 import { getContactByKey } from "../../store/contacts";
 import type { ShardDb } from "../../store/shards";

@@ -1,5 +1,6 @@
 import { config } from "../../lib/config";
-import { getCampaign, unsentBatches } from "../../store/campaigns";
+import { getCampaign } from "../../store/campaigns/definitions";
+import { unsentBatches } from "../../store/campaigns/sends";
 import type { ShardDb } from "../../store/shards";
 import { namedPanelShard, panelHomeNaming } from "../access/partitions";
 import { enqueueSendBatches } from "./send";

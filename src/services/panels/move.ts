@@ -12,7 +12,7 @@ import { freeListEntryLeases } from "../../store/list-entries";
 import { nudgeListEntries } from "../journeys/list-entries";
 import { forgetStoredStatement, recountStoredStatement } from "../../store/panel-counts";
 import { dropMovedExitsStatement } from "../../store/segments";
-import { campaignStillPublishing } from "../../store/campaigns";
+import { campaignStillPublishing } from "../../store/campaigns/parts";
 import {
   getPanelMove,
   insertPanelMove,

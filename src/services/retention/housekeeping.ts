@@ -23,7 +23,7 @@ import {
   stampUntimedGuids,
 } from "../../store/housekeeping";
 import type { ShardDb } from "../../store/shards";
-import { keepAbResults, keepPartAbResults } from "../../store/campaigns";
+import { keepAbResults, keepPartAbResults } from "../../store/campaigns/ab-tests";
 import { shardTask } from "../access/shards";
 import { refreshPanelCounts } from "../overview/counts";
 import { panelsHoldingContactsOn } from "../../store/panel-partitions";

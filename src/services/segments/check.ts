@@ -3,7 +3,7 @@ import { checkParamClause } from "../../domain/activity";
 import { typedValues } from "../../domain/attributes";
 import type { FieldProblem } from "../../domain/problems";
 import { DAY_OPS, type SegmentCondition, type SegmentNode } from "../../domain/segments";
-import { getCampaign } from "../../store/campaigns";
+import { getCampaign } from "../../store/campaigns/definitions";
 import { existingListIds } from "../../store/lists";
 import type { SegmentCatalog } from "../../store/segment-sql";
 

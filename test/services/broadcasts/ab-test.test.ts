@@ -8,19 +8,11 @@ import { campaignMessageId } from "../../../src/domain/email-message";
 import { emailProvider } from "../../../src/services/channels/email/providers";
 import { abTestResults } from "../../../src/services/broadcasts/ab-test";
 import type { EmailProvider } from "../../../src/services/channels/email/provider";
-import {
-  abGroupTallies,
-  cancelCampaign,
-  claimBatch,
-  countEngagement,
-  getCampaign,
-  keepAbResults,
-  markBounced,
-  markUnsubscribed,
-  publishCampaign,
-  publishStep,
-  startPublish,
-} from "../../../src/store/campaigns";
+import { abGroupTallies, keepAbResults } from "../../../src/store/campaigns/ab-tests";
+import { cancelCampaign, getCampaign } from "../../../src/store/campaigns/definitions";
+import { countEngagement, markBounced, markUnsubscribed } from "../../../src/store/campaigns/messages";
+import { publishCampaign, publishStep, startPublish } from "../../../src/store/campaigns/publish";
+import { claimBatch } from "../../../src/store/campaigns/sends";
 import { deleteCampaignMessages } from "../../../src/store/housekeeping";
 import { admin, apiFor, createPanel, panelData, type TestPanel } from "../../support/helpers";
 import { campaign, fireCron, outbox, scheduleIn, waitForCampaign } from "../../support/broadcasts";

@@ -4,7 +4,8 @@ import { compileAudience } from "../../../src/services/broadcasts/audience";
 import { publishDueBroadcasts } from "../../../src/services/broadcasts/publish";
 import { sendCampaignBatch, type SendNudge } from "../../../src/services/broadcasts/send";
 import { emailProvider } from "../../../src/services/channels/email/providers";
-import { getCampaign, publishCampaign } from "../../../src/store/campaigns";
+import { getCampaign } from "../../../src/store/campaigns/definitions";
+import { publishCampaign } from "../../../src/store/campaigns/publish";
 import { admin, apiFor, createPanel, panelData, type TestPanel } from "../../support/helpers";
 import { broadcastData, campaign, outbox, publish, scheduled, scheduleIn, waitForCampaign } from "../../support/broadcasts";
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { publishDueBroadcasts } from "../../../src/services/broadcasts/publish";
 import { sendCampaignBatch, type SendNudge } from "../../../src/services/broadcasts/send";
 import { emailProvider } from "../../../src/services/channels/email/providers";
-import { unsentBatches } from "../../../src/store/campaigns";
+import { unsentBatches } from "../../../src/store/campaigns/sends";
 import { admin, apiFor, createPanel, panelData, type TestPanel } from "../../support/helpers";
 import { campaign, outbox } from "../../support/broadcasts";
 

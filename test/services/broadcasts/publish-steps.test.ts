@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { handleQueue } from "../../../src/jobs/queues";
 import { handlePublishNudge, publishDueBroadcasts, readPublishNudge } from "../../../src/services/broadcasts/publish";
-import { getCampaign } from "../../../src/store/campaigns";
+import { getCampaign } from "../../../src/store/campaigns/definitions";
 import { admin, apiFor, countRows, createPanel, panelData } from "../../support/helpers";
 import { campaign, outbox, scheduled, waitForCampaign } from "../../support/broadcasts";
 import { collectingQueue, withBindings, type CollectingQueue } from "../../support/cron";

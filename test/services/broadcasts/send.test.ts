@@ -5,7 +5,8 @@ import { sendCampaignBatch, type SendNudge } from "../../../src/services/broadca
 import { emailProvider } from "../../../src/services/channels/email/providers";
 import { OutboxProvider } from "../../../src/services/channels/email/outbox";
 import { TrackingSigner } from "../../../src/services/channels/email/tracking";
-import { getCampaign, publishCampaign } from "../../../src/store/campaigns";
+import { getCampaign } from "../../../src/store/campaigns/definitions";
+import { publishCampaign } from "../../../src/store/campaigns/publish";
 import { suppressAddress } from "../../../src/store/suppressions";
 import { admin, call, countRows, createPanel, type TestPanel, panelData } from "../../support/helpers";
 import { parseMessage, unsubscribeUris } from "../../support/mime";

@@ -7,7 +7,9 @@ import { publishDueBroadcasts, STALLED_AFTER_MS } from "../../../src/services/br
 import { readUnsentNudge } from "../../../src/services/broadcasts/unsent";
 import { decideDueAbTests } from "../../../src/services/broadcasts/ab-decision";
 import { isSendNudge } from "../../../src/services/broadcasts/send";
-import { getCampaign, publishCampaign, unsentBatches } from "../../../src/store/campaigns";
+import { getCampaign } from "../../../src/store/campaigns/definitions";
+import { publishCampaign } from "../../../src/store/campaigns/publish";
+import { unsentBatches } from "../../../src/store/campaigns/sends";
 import { ADMIN_TOKEN, admin, apiFor, BASE, createPanel, fetchWith, panelData, TEST_SHARD, type TestPanel } from "../../support/helpers";
 import { campaign, outbox, scheduleIn } from "../../support/broadcasts";
 import { collectingQueue, withBindings, type CollectingQueue } from "../../support/cron";

@@ -7,7 +7,7 @@ import { emptyList } from "../../../src/services/lists/empty";
 import { removeList } from "../../../src/services/lists/remove";
 import { admin, apiFor, countRows, createPanel, panelData, type TestPanel } from "../../support/helpers";
 import { scheduled } from "../../support/broadcasts";
-import { getCampaign } from "../../../src/store/campaigns";
+import { getCampaign } from "../../../src/store/campaigns/definitions";
 import { collectingQueue, withBindings, type CollectingQueue } from "../../support/cron";
 import { importCsv } from "../../support/imports";
 

@@ -1,6 +1,7 @@
 import type { UnsubscribeFacts } from "../../../domain/unsubscribe-page";
 import { LIFTABLE_SUPPRESSIONS, type ChannelPreferences, type PreferencesChange } from "../../../domain/preferences";
-import { getCampaign, getSentCampaignMessage } from "../../../store/campaigns";
+import { getCampaign } from "../../../store/campaigns/definitions";
+import { getSentCampaignMessage } from "../../../store/campaigns/messages";
 import { contactsByIds } from "../../../store/contacts";
 import { changeContactPreferences, contactPreferences } from "../preferences";
 import { getMessages } from "../../../store/journeys/messages";

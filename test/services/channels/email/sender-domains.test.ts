@@ -5,7 +5,8 @@ import { dkimRecord, generateDkimKey, importDkimPrivateKey, relaxedBody, relaxed
 import { emailProvider } from "../../../../src/services/channels/email/providers";
 import { lookupTxt } from "../../../../src/lib/dns";
 import { sendCampaignBatch } from "../../../../src/services/broadcasts/send";
-import { getCampaign, publishCampaign } from "../../../../src/store/campaigns";
+import { getCampaign } from "../../../../src/store/campaigns/definitions";
+import { publishCampaign } from "../../../../src/store/campaigns/publish";
 import { admin, ADMIN_TOKEN, call, createPanel, panelData, PUBLIC_HTTPS, receiver, type TestPanel } from "../../../support/helpers";
 import { broadcastData, campaign, outbox, publish, rawMessage, scheduleIn, waitForImport } from "../../../support/broadcasts";
 import { publishTxt, uniqueDomain, verifyDkim } from "../../../support/dns";

@@ -8,7 +8,8 @@ import { emailProvider, emailSetup, publicBaseUrlProblem } from "../../../../src
 import { SesProvider } from "../../../../src/services/channels/email/ses";
 import { readSesNotification, sesNotificationOf } from "../../../../src/services/channels/email/ses-notifications";
 import { routeRequest } from "../../../../src/http/router";
-import { getCampaign, publishCampaign } from "../../../../src/store/campaigns";
+import { getCampaign } from "../../../../src/store/campaigns/definitions";
+import { publishCampaign } from "../../../../src/store/campaigns/publish";
 import { getContactByKey } from "../../../../src/store/contacts";
 import { isAddressSuppressed } from "../../../../src/store/suppressions";
 import { admin, apiFor, call, countRows, createPanel, receiver, PUBLIC_HTTPS, panelData, type TestPanel } from "../../../support/helpers";
