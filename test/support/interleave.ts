@@ -14,13 +14,16 @@ export function overriding<T extends object>(target: T, overrides: Partial<Recor
   });
 }
 
-/** `FILES` whose first outbox write runs `during` before it lands: a client acting while a message is with the provider. */
-export function filesActingOnSend(during: () => Promise<void>): R2Bucket {
+/**
+ * `FILES` whose first outbox write (of `panelId`'s mail, when given) runs `during` before it
+ * lands: a client acting while a message is with the provider.
+ */
+export function filesActingOnSend(during: () => Promise<void>, panelId?: string): R2Bucket {
   let done = false;
   const files = env.FILES;
   return overriding(files, {
     put: async (name: string, ...rest: unknown[]) => {
-      if (!done && name.startsWith("outbox/")) {
+      if (!done && name.startsWith(panelId ? `outbox/${panelId}/` : "outbox/")) {
         done = true;
         await during();
       }

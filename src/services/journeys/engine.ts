@@ -24,6 +24,7 @@ import { insertSplitEntryStatement } from "../../store/journeys/splits";
 import { hasLeftTopic } from "../../store/topics";
 import { JOURNEY_TOPIC_SKIP } from "../../domain/topics";
 import { finishPointStatements, insertPointStatement, releasePoints, takeStartPoints, type JourneyPoint } from "../../store/journeys/points";
+import { sendEmailGroups } from "./email-groups";
 import { enqueueWebhookEventsEach } from "../webhooks/enqueue";
 import type { WebhookEvent } from "../../domain/webhooks/payload";
 import { sendJourneyEmail, type JourneyEmailEnv } from "./messages";
@@ -60,7 +61,7 @@ interface Branch {
  */
 export const POINT_LEASE_MS = 60_000;
 
-/** Points whose emails are sent at a time (a provider call each). */
+/** Points planned at a time (their reads overlap). */
 const CONTINUE_CONCURRENCY = 25;
 
 export function messageIdOf(instanceId: string, stepId: string): string {
@@ -187,7 +188,7 @@ export async function continuePoints(env: EngineEnv, db: ShardDb, points: readon
       else plans.push(outcome.value as PointPlan);
     }
     failures.push(...(await carryOut(env, db, panelId, plans, now, partition !== undefined)));
-    const stored = plans.filter((plan) => plan.failure === undefined);
+    const stored = plans.filter((plan) => plan.failure === undefined && plan.left === undefined);
     try {
       await Promise.all([
         enqueueSms(env, panelId, stored.flatMap((plan) => plan.queuedSms), 0, partition?.index),
@@ -211,6 +212,8 @@ interface PointPlan {
   queuedSms: string[];
   queuedPush: string[];
   failure?: unknown;
+  /** Not carried out: its journey was paused (the point is released for the resume) or its instance ended since it was planned. */
+  left?: "held" | "ended";
 }
 
 /** Webhook events handed to one webhook's Durable Object per call. */
@@ -220,23 +223,34 @@ const STATEMENTS_PER_BATCH = 300;
 
 /**
  * Carries out the plans of many points in few round trips: emails point by point (a provider
- * call each), webhook events in one hand-over per webhook and page, and the D1 writes of many
- * points per batch (each point's within one batch, its `continued` mark among them). A point
- * whose email or hand-over failed writes nothing and is retried; the others are done. Returns
- * the failures.
+ * call each) in groups, each after a read of whether its points' journey still runs and their
+ * instances are still active (email-groups.ts), webhook events in one hand-over per webhook and
+ * page, and the D1 writes of many points per batch (each point's within one batch, its
+ * `continued` mark among them). A point whose email or hand-over failed writes nothing and is
+ * retried; one a pause came to is released, unwritten, for the resume to plan again; one whose
+ * instance ended (the stop or goal marked its point continued) writes nothing. The others are
+ * done. Returns the failures.
  */
 async function carryOut(env: EngineEnv, db: ShardDb, panelId: string, plans: PointPlan[], now: number, onPartition: boolean): Promise<unknown[]> {
   const withEmail = plans.filter((plan) => plan.emails.length > 0);
-  const sent = await settleEach(withEmail, CONTINUE_CONCURRENCY, async (plan) => {
+  const sent = await sendEmailGroups(db, panelId, withEmail, async (plan) => {
     for (const { message, step, attributes } of plan.emails) await sendJourneyEmail(env, message, step, attributes, now, onPartition ? db : undefined);
   });
   sent.forEach((outcome, i) => {
-    if (outcome.status === "rejected") withEmail[i]!.failure = outcome.reason;
+    if ("failure" in outcome) withEmail[i]!.failure = outcome.failure;
+    if ("left" in outcome) withEmail[i]!.left = outcome.left;
   });
+  const held = withEmail.filter((plan) => plan.left === "held");
+  try {
+    await releasePoints(db, held.map((plan) => plan.point));
+  } catch (error) {
+    // Left leased: once the lease runs out and the journey runs, the cron takes them.
+    for (const plan of held) plan.failure = error;
+  }
 
   const byWebhook = new Map<string, Array<{ plan: PointPlan; handOver: PointPlan["handOvers"][number] }>>();
   for (const plan of plans) {
-    if (plan.failure !== undefined) continue;
+    if (plan.failure !== undefined || plan.left !== undefined) continue;
     for (const handOver of plan.handOvers) byWebhook.set(handOver.webhookId, [...(byWebhook.get(handOver.webhookId) ?? []), { plan, handOver }]);
   }
   for (const [webhookId, items] of byWebhook) {
@@ -257,7 +271,7 @@ async function carryOut(env: EngineEnv, db: ShardDb, panelId: string, plans: Poi
     }
   }
 
-  const done = plans.filter((plan) => plan.failure === undefined);
+  const done = plans.filter((plan) => plan.failure === undefined && plan.left === undefined);
   let batch: PointPlan[] = [];
   let size = 0;
   const write = async () => {

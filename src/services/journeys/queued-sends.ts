@@ -2,7 +2,9 @@ import { panelHome, shardTask } from "../access/shards";
 import { namedPanelShard } from "../access/partitions";
 import type { NewEvent } from "../../domain/events";
 import { sendAll, type CronTask } from "../../lib/tasks";
-import { getMessages, overdueQueued, type ClaimedMessage, type QueuedOutcome } from "../../store/journeys/messages";
+import { getMessages, overdueQueued, waitingOfJourney, type ClaimedMessage, type QueuedOutcome } from "../../store/journeys/messages";
+import type { Journey } from "../../store/journeys/definitions";
+import type { ShardDb } from "../../store/shards";
 
 /**
  * What SMS and push share once a provider sends them: the step records the message as waiting
@@ -126,6 +128,27 @@ export function redriveWaiting(kind: "sms" | "push"): CronTask {
     // Naming the shard swept: a partition's messages are there (for the home's, the same database).
     for (const [panelId, msgids] of byPanel) await enqueueNudges(env, kind, panelId, msgids, 0, index);
   });
+}
+
+/**
+ * Messages of each kind a resume nudges at once on a shard: a request's worth of nudges. Any
+ * more are overdue by then, and the cron's re-drive takes them (500 a minute) now that the
+ * journey runs.
+ */
+const RESUME_NUDGES = 5_000;
+
+/**
+ * A paused journey running again: the SMS and push its pause held on `at` (the home, or a
+ * partition's shard) are nudged now, not left to the cron. A nudge not sent is only logged:
+ * the journey runs, so the cron's re-drive sends them.
+ */
+export async function nudgeHeldSends(env: Pick<Env, "SENDS">, journey: Pick<Journey, "id" | "panelId">, at: { shard: number; db: ShardDb }): Promise<void> {
+  try {
+    const waiting = await waitingOfJourney(at.db, journey.panelId, journey.id, RESUME_NUDGES);
+    await Promise.all([enqueueNudges(env, "sms", journey.panelId, waiting.sms, 0, at.shard), enqueueNudges(env, "push", journey.panelId, waiting.push, 0, at.shard)]);
+  } catch (error) {
+    console.error(`journey ${journey.id}: held SMS or push not nudged at resume; the cron re-drives them`, error);
+  }
 }
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;

@@ -12,6 +12,7 @@ import { noSuchJourney } from "./edit";
 import { forgetLiveJourneys } from "./live-journeys";
 import { mirrorJourneys, type JourneyPanel } from "./mirror";
 import { resumeHeldPoints } from "./points";
+import { nudgeHeldSends } from "./queued-sends";
 import { countersAcross } from "./read";
 
 type TargetStatus = Exclude<JourneyStatus, "draft">;
@@ -50,8 +51,11 @@ export async function setJourneyStatus(env: Env, db: ShardDb, panel: JourneyPane
   if (changed.status === "running") {
     // Held points go on at once (the cron would take them within a minute), on every shard
     // holding some, and a segment journey enters its first page of matching contacts now on
-    // each shard, the rest by the cron.
-    for (const at of [{ shard: panel.shard, db }, ...mirrors]) await resumeHeldPoints(env, changed, now, at);
+    // each shard, the rest by the cron. The SMS and push a pause held go too.
+    for (const at of [{ shard: panel.shard, db }, ...mirrors]) {
+      if (journey.status === "paused") await nudgeHeldSends(env, changed, at);
+      await resumeHeldPoints(env, changed, now, at);
+    }
     await scanSegmentNow(env, changed, mirrors, now);
   }
   // The scan above only moves scan_cursor, which the view does not show: no second read.

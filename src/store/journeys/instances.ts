@@ -48,6 +48,25 @@ export async function enterInstances(db: ShardDb, entries: readonly Entry[], now
   return created;
 }
 
+/**
+ * Whether each instance may still act: `go` while it is active and its journey runs, `held`
+ * while its journey is paused, `ended` once it ended (a stop, its goal) or its journey was
+ * stopped. An instance not found is absent. One statement, primary-key reads only (CROSS
+ * JOIN keeps the ids first: the panel's index would read every instance of the panel).
+ */
+export async function instancesGoing(db: ShardDb, panelId: string, instanceIds: readonly string[]): Promise<Map<string, "go" | "held" | "ended">> {
+  if (instanceIds.length === 0) return new Map();
+  const { results } = await db
+    .prepare(
+      `SELECT i.id, CASE WHEN i.status <> 'active' THEN 'ended' WHEN j.status = 'running' THEN 'go' WHEN j.status = 'paused' THEN 'held' ELSE 'ended' END AS state
+       FROM json_each(?1) k CROSS JOIN journey_instances i ON i.id = k.value JOIN journeys j ON j.id = i.journey_id
+       WHERE i.panel_id = ?2`,
+    )
+    .bind(JSON.stringify([...new Set(instanceIds)]), panelId)
+    .all<{ id: string; state: "go" | "held" | "ended" }>();
+  return new Map(results.map((r) => [r.id, r.state]));
+}
+
 export function stepRunStatement(db: ShardDb, instanceId: string, stepId: string, journeyId: string, result: string, now: number): D1PreparedStatement {
   return db
     .prepare("INSERT OR IGNORE INTO journey_step_runs (instance_id, step_id, journey_id, result, at) VALUES (?, ?, ?, ?, ?)")

@@ -175,8 +175,10 @@ export interface ClaimedMessage {
   content: Record<string, unknown>;
 }
 
-/** The claimed message's journey was stopped (its copy on a partition's shard says so there too). */
-const STOPPED = "EXISTS (SELECT 1 FROM journeys j WHERE j.id = journey_messages.journey_id AND j.status = 'stopped')";
+/** The message's journey is in `status` (its copy on a partition's shard says so there too). */
+const journeyIs = (status: "stopped" | "paused") => `EXISTS (SELECT 1 FROM journeys j WHERE j.id = journey_messages.journey_id AND j.status = '${status}')`;
+const STOPPED = journeyIs("stopped");
+const PAUSED = journeyIs("paused");
 
 /**
  * The statements that claim queued messages of `channels` in one panel for one attempt, to run
@@ -185,7 +187,8 @@ const STOPPED = "EXISTS (SELECT 1 FROM journeys j WHERE j.id = journey_messages.
  * message, and no provider here takes an idempotency key), then the waiting ones are claimed
  * (the attempt recorded with the claim), then those another attempt holds are read. A waiting
  * message of a journey stopped since its step (or since a throttled attempt handed it back) is
- * settled skipped by the claim instead: a stop sends nothing more.
+ * settled skipped by the claim instead: a stop sends nothing more. One of a paused journey is
+ * left waiting, unclaimed: a pause holds sending, and the resume nudges it again.
  * `claimedOf` reads the batch's answers.
  */
 export function claimQueuedStatements(
@@ -209,7 +212,7 @@ export function claimQueuedStatements(
       .prepare(
         `UPDATE journey_messages SET claim = ?3, claimed_at = ?4, attempted_at = ?4,
            status = CASE WHEN ${STOPPED} THEN 'skipped' ELSE status END, error = CASE WHEN ${STOPPED} THEN ?6 ELSE error END
-         WHERE ${mine} AND status = 'sending' AND claim IS NULL
+         WHERE ${mine} AND status = 'sending' AND claim IS NULL AND NOT ${PAUSED}
          RETURNING msgid, channel, contact_id, journey_id, recipient, content, status`,
       )
       .bind(ids, panelId, claim, now, kinds, JOURNEY_STOPPED_SKIP),
@@ -251,15 +254,29 @@ export function releaseClaimedStatement(db: ShardDb, msgid: string, claim: strin
   return db.prepare("UPDATE journey_messages SET claim = NULL, claimed_at = ?, attempted_at = NULL WHERE msgid = ? AND claim = ? AND status = 'sending'").bind(retryAt, msgid, claim);
 }
 
+/** The waiting messages of one kind: `channel` spelled out so each channel's partial index serves the statement. */
+const waitingOf = (channels: "sms" | "push") => `${channels === "sms" ? "channel = 'sms'" : "channel IN ('apn', 'bpn')"} AND status = 'sending' AND claim IS NULL`;
+
 /**
  * Queued messages whose nudge is overdue: queued before `before` and not released to a later
- * retry. `channel` is spelled out in the statement so each channel's partial index serves it.
+ * retry. Not those a pause holds: they would fill the page every run, and their resume nudges them.
  */
 export async function overdueQueued(db: ShardDb, channels: "sms" | "push", before: number, limit: number): Promise<Array<{ panelId: string; msgid: string }>> {
-  const which = channels === "sms" ? "channel = 'sms'" : "channel IN ('apn', 'bpn')";
   const { results } = await db
-    .prepare(`SELECT panel_id, msgid FROM journey_messages WHERE ${which} AND status = 'sending' AND claim IS NULL AND COALESCE(claimed_at, created_at) < ? LIMIT ?`)
+    .prepare(`SELECT panel_id, msgid FROM journey_messages WHERE ${waitingOf(channels)} AND COALESCE(claimed_at, created_at) < ? AND NOT ${PAUSED} LIMIT ?`)
     .bind(before, limit)
     .all<{ panel_id: string; msgid: string }>();
   return results.map((r) => ({ panelId: r.panel_id, msgid: r.msgid }));
+}
+
+/**
+ * Up to `limit` waiting messages of each kind of a journey on this shard (one round trip), for
+ * its resume to nudge. `+panel_id`: the panel's index (every message it ever sent on the
+ * channel) must not be chosen over the channel's partial index of the few waiting ones.
+ */
+export async function waitingOfJourney(db: ShardDb, panelId: string, journeyId: string, limit: number): Promise<{ sms: string[]; push: string[] }> {
+  const select = (channels: "sms" | "push") =>
+    db.prepare(`SELECT msgid FROM journey_messages WHERE ${waitingOf(channels)} AND journey_id = ? AND +panel_id = ? LIMIT ?`).bind(journeyId, panelId, limit);
+  const [sms, push] = await db.batch<{ msgid: string }>([select("sms"), select("push")]);
+  return { sms: sms!.results.map((r) => r.msgid), push: push!.results.map((r) => r.msgid) };
 }

@@ -333,6 +333,24 @@ describe("queued push: retried, sent once, gone devices removed", () => {
     expect(await receiver.requests(bucket)).toHaveLength(2);
   });
 
+  it("a paused journey's push waits unsent, and goes when the journey runs again", async () => {
+    const { panel } = await webPushPanel();
+    await cartPanel(panel);
+    await apiFor(panel)("contact", "add", { data: { EMAIL: "ada@example.com" } });
+    const bucket = receiver.bucket("push-service");
+    await subscribe(panel, `${receiver.hookUrl(bucket)}/sub/1`, await browserKeys());
+    const journey = await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, steps: [{ id: "push", type: "bpn", text: "Back in stock" }] });
+    const held = await waitingPush(panel, "bpn", await contactIdOf(panel, "ada@example.com"));
+    await panelData.prepare("UPDATE journey_messages SET journey_id = ? WHERE msgid = ?").bind(journey.id, held).run();
+    expect((await admin("POST", `${journey.path}/status`, { status: "paused" })).status).toBe(200);
+    expect(await sendQueuedPush(env, panel.id, held, 1)).toBeNull();
+    expect(await messageRow(held)).toMatchObject({ status: "sending", claim: null, error: null });
+    expect(await receiver.requests(bucket)).toHaveLength(0);
+    expect((await admin("POST", `${journey.path}/status`, { status: "running" })).status).toBe(200);
+    await eventually(async () => ((await messageRow(held)).status === "sent" ? true : undefined));
+    expect(await receiver.requests(bucket)).toHaveLength(1);
+  });
+
   it("leaves bpn and apn in the outbox while the channel is not set up", async () => {
     const panel = await createPanel();
     const { cart } = await cartPanel(panel);

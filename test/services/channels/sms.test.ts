@@ -9,6 +9,7 @@ import { redriveWaitingSms, sendQueuedSms } from "../../../src/services/journeys
 import { insertMessageStatement } from "../../../src/store/journeys/messages";
 import { admin, apiFor, call, countRows, createPanel, panelData, receiver, type TestPanel } from "../../support/helpers";
 import { eventually, pipelineSettled } from "../../support/activity";
+import { collectingQueue, withBindings } from "../../support/cron";
 import { act, cartPanel, createWebhook, delivered, messagesOf, startJourney } from "../../support/journeys";
 
 const hex = (bytes: number) => Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0")).join("");
@@ -235,6 +236,40 @@ describe("queued SMS of a journey stopped meanwhile", () => {
     expect(await sendQueuedSms(testEnv, panel.id, waiting, 1)).toBeNull();
     for (const msgid of [throttled, waiting]) expect(await messageRow(msgid)).toMatchObject({ status: "skipped", error: "not sent: the journey was stopped" });
     expect(await receiver.requests(bucket)).toHaveLength(1);
+  });
+});
+
+describe("queued SMS of a journey paused meanwhile", () => {
+  it("waits unsent while the journey is paused (the re-drive passes it by) and goes when it runs again; stopped instead, it is skipped", async () => {
+    const { panel, accountSid } = await twilioPanel();
+    await cartPanel(panel);
+    const definition = { trigger: { type: "activity", activity: "add_to_cart" }, steps: [{ id: "sms", type: "sms", text: "Back in stock" }] };
+    const resumed = await startJourney(panel, definition);
+    const stopped = await startJourney(panel, { ...definition, name: "Restock" });
+    const held = await waitingSms(panel);
+    const dropped = await waitingSms(panel, "+14155550101");
+    // Queued well before: overdue, as far as the re-drive is concerned.
+    const update = "UPDATE journey_messages SET journey_id = ?, created_at = ? WHERE msgid = ?";
+    await panelData.batch([panelData.prepare(update).bind(resumed.id, Date.now() - 10 * 60_000, held), panelData.prepare(update).bind(stopped.id, Date.now() - 10 * 60_000, dropped)]);
+    for (const journey of [resumed, stopped]) expect((await admin("POST", `${journey.path}/status`, { status: "paused" })).status).toBe(200);
+
+    expect(await sendQueuedSms(env, panel.id, held, 1)).toBeNull();
+    expect(await sendQueuedSms(env, panel.id, dropped, 1)).toBeNull();
+    for (const msgid of [held, dropped]) expect(await messageRow(msgid)).toMatchObject({ status: "sending", claim: null, error: null });
+    const sends = collectingQueue();
+    await redriveWaitingSms.run(withBindings(env, { SENDS: sends }), Date.now());
+    expect(sends.bodies.flatMap((body: any) => body.msgids).filter((m: string) => m === held || m === dropped)).toEqual([]);
+
+    const sid = `SM${hex(16)}`;
+    await receiver.script("twilio-api", [{ status: 201, body: JSON.stringify({ sid }) }]);
+    expect((await admin("POST", `${resumed.path}/status`, { status: "running" })).status).toBe(200);
+    await eventually(async () => ((await messageRow(held)).status === "sent" ? true : undefined));
+    expect((await messageRow(held)).provider_msg_id).toBe(sid);
+
+    expect((await admin("POST", `${stopped.path}/status`, { status: "stopped" })).status).toBe(200);
+    expect(await sendQueuedSms(env, panel.id, dropped, 2)).toBeNull();
+    expect(await messageRow(dropped)).toMatchObject({ status: "skipped", error: "not sent: the journey was stopped" });
+    expect((await receiver.requests("twilio-api")).filter((r) => r.path.includes(accountSid))).toHaveLength(1);
   });
 });
 

@@ -6,6 +6,8 @@ import { LIVE_JOURNEYS_CACHE_MS, liveJourneys } from "../../../src/services/jour
 import { changeJourneyStatus } from "../../../src/store/journeys/definitions";
 import { withBindings } from "../../support/cron";
 import { filesActingOnSend } from "../../support/interleave";
+import { pipelineSettled, postBatch } from "../../support/activity";
+import { EMAIL_GROUP } from "../../../src/services/journeys/email-groups";
 import { admin, apiFor, createPanel, panelData, type TestPanel } from "../../support/helpers";
 import { act, cartPanel, countersOf, MINUTE, startJourney } from "../../support/journeys";
 
@@ -27,6 +29,37 @@ async function stepsSentTo(panel: TestPanel, email: string): Promise<string[]> {
     .bind(panel.id, email)
     .all<{ step_id: string }>();
   return results.map((r) => r.step_id);
+}
+
+/** Contacts waiting together in an hour's delay before one email: more than a few groups of sends. */
+async function manyDelayedMails(goal?: { activity: string }) {
+  const panel = await createPanel();
+  const { cart, buy } = await cartPanel(panel);
+  const journey = await startJourney(panel, {
+    trigger: { type: "activity", activity: "add_to_cart" },
+    ...(goal ? { goal } : {}),
+    steps: TWO_NUDGES.slice(0, 2),
+  });
+  const emails = Array.from({ length: 3 * EMAIL_GROUP }, (_, i) => `shopper${i}@example.com`);
+  expect((await postBatch(panel.clientId, emails.map((identity) => ({ activityid: cart, identity })))).status).toBe(200);
+  await pipelineSettled(panel.id, 60_000);
+  expect(await countersOf(journey)).toMatchObject({ entered: emails.length, active: emails.length });
+  return { panel, journey, emails, buy };
+}
+
+/** The contacts the panel's journey emails were recorded for (sent or not), sorted. */
+async function mailedContacts(panel: TestPanel): Promise<string[]> {
+  const { results } = await panelData
+    .prepare("SELECT c.pk_value FROM journey_messages m JOIN contacts c ON c.id = m.contact_id WHERE m.panel_id = ? AND m.channel = 'email' ORDER BY c.pk_value")
+    .bind(panel.id)
+    .all<{ pk_value: string }>();
+  return results.map((r) => r.pk_value);
+}
+
+/** Runs the timers past the delay, `during` acting while the first email is with the provider; the contacts mailed then. */
+async function mailedWhileSending(panel: TestPanel, during: () => Promise<void>): Promise<string[]> {
+  await journeyTimers.run(withBindings(env, { FILES: filesActingOnSend(during, panel.id) }), Date.now() + 2 * 60 * MINUTE);
+  return mailedContacts(panel);
 }
 
 describe("journey steps under way", () => {
@@ -70,6 +103,40 @@ describe("journey steps under way", () => {
     expect(counters.steps?.again?.waiting ?? 0).toBe(0);
     const pending = await panelData.prepare("SELECT COUNT(*) AS n FROM journey_points WHERE journey_id = ? AND outcome IS NULL").bind(journey.id).first<{ n: number }>();
     expect(pending!.n).toBe(0);
+  });
+
+  it("a journey stopped while its emails go out sends no further group: the contacts not reached yet get nothing", async () => {
+    const { panel, journey, emails } = await manyDelayedMails();
+    const mailed = await mailedWhileSending(panel, async () => {
+      expect((await admin("POST", `${journey.path}/status`, { status: "stopped" })).status).toBe(200);
+    });
+    expect(mailed.length).toBeGreaterThan(0);
+    expect(mailed.length).toBeLessThanOrEqual(EMAIL_GROUP);
+    expect(await countersOf(journey)).toMatchObject({ entered: emails.length, active: 0, exited: emails.length });
+  });
+
+  it("a journey paused while its emails go out holds the contacts not reached yet; each gets its email once when it runs again", async () => {
+    const { panel, journey, emails } = await manyDelayedMails();
+    const mailed = await mailedWhileSending(panel, async () => {
+      expect((await admin("POST", `${journey.path}/status`, { status: "paused" })).status).toBe(200);
+    });
+    expect(mailed.length).toBeLessThanOrEqual(EMAIL_GROUP);
+    expect(await countersOf(journey)).toMatchObject({ entered: emails.length, active: emails.length - mailed.length });
+
+    expect((await admin("POST", `${journey.path}/status`, { status: "running" })).status).toBe(200);
+    expect(await mailedContacts(panel)).toEqual([...emails].sort());
+    expect(await countersOf(journey)).toMatchObject({ active: 0, completed: emails.length });
+  });
+
+  it("contacts who reach the goal while the journey's emails go out are not mailed by a later group", async () => {
+    const { panel, journey, emails, buy } = await manyDelayedMails({ activity: "purchase" });
+    const mailed = await mailedWhileSending(panel, async () => {
+      expect((await postBatch(panel.clientId, emails.map((identity) => ({ activityid: buy, identity })))).status).toBe(200);
+      await pipelineSettled(panel.id, 60_000);
+    });
+    expect(mailed.length).toBeGreaterThan(0);
+    expect(mailed.length).toBeLessThanOrEqual(EMAIL_GROUP);
+    expect(await countersOf(journey)).toMatchObject({ entered: emails.length, active: 0, converted: emails.length });
   });
 
   it("a segment journey started through another isolate: a contact written here to match, after the entry scan passed it, enters", async () => {

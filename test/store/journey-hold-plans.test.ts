@@ -1,0 +1,35 @@
+import { describe, expect, it } from "vitest";
+import { instancesGoing } from "../../src/store/journeys/instances";
+import { overdueQueued, waitingOfJourney } from "../../src/store/journeys/messages";
+import { panelData } from "../support/helpers";
+import { planOf, recording } from "../support/plans";
+
+// What a stop, a pause or a goal costs the sends: the email groups' re-check reads its
+// instances and journeys by primary key, and the waiting SMS and push are found through their
+// channels' partial indexes, never through a panel's index of every instance or message.
+
+describe("the reads that hold a journey's sends", () => {
+  it("the re-check before a group of journey emails reads instances and journeys by primary key", async () => {
+    const { db, caught } = recording(panelData);
+    await instancesGoing(db, "pnl_plan", ["jin_a", "jin_b"]);
+    const plan = await planOf(panelData, caught[0]!);
+    expect(plan).toContain("SCAN k VIRTUAL TABLE");
+    expect(plan).toMatch(/SEARCH i USING INDEX sqlite_autoindex_journey_instances_1 \(id=\?\)/);
+    expect(plan).toMatch(/SEARCH j USING (COVERING )?INDEX sqlite_autoindex_journeys_1 \(id=\?\)/);
+  });
+
+  it("a resume finds its journey's waiting SMS and push, and the re-drive the overdue ones, through the waiting indexes", async () => {
+    const { db, caught } = recording(panelData);
+    await waitingOfJourney(db, "pnl_plan", "jrn_plan", 10);
+    await overdueQueued(db, "sms", Date.now(), 10);
+    await overdueQueued(db, "push", Date.now(), 10);
+    const plans = await Promise.all(caught.map((c) => planOf(panelData, c)));
+    expect(plans).toEqual([
+      expect.stringContaining("journey_messages_sms_waiting"),
+      expect.stringContaining("journey_messages_push_waiting"),
+      expect.stringContaining("journey_messages_sms_waiting"),
+      expect.stringContaining("journey_messages_push_waiting"),
+    ]);
+    for (const plan of plans) expect(plan).not.toContain("journey_messages_by_panel");
+  });
+});
