@@ -10,6 +10,7 @@ import { recordEvents } from "../../src/services/pipeline/record";
 import { archivePanel, resumeArchiveParts } from "../../src/services/retention/archive";
 import { gunzipText } from "../../src/lib/gzip";
 import { pipelineSettled } from "../support/activity";
+import { listClearRedrive } from "../../src/services/lists/clear";
 
 // Races between a panel's move or partition split (decisions 0031, 0047) and what its clients do
 // meanwhile: each test lands a client's act between the move's steps and checks what a user
@@ -34,15 +35,20 @@ async function envelopeWith(overrides: Partial<Record<keyof Env, unknown>>, pane
   return { status: response.status, body: (await response.json()) as any };
 }
 
+/** A list "Readers" of twelve contacts, some of them moving, and a split of its panel recorded; the IMPORTS queue held for the test. */
+async function splittingList(prefix: string, bindings: Record<string, string> = {}) {
+  const keys = Array.from({ length: 12 }, (_, i) => `${prefix}${i}@example.com`);
+  const { panel } = await panelWithList("Readers", keys);
+  expect(keys.filter((k) => moving(panel.id, k)).length).toBeGreaterThan(2);
+  const imports = collectingQueue();
+  const stepEnv = withBindings(env, { IMPORTS: imports, ...bindings });
+  return { keys, panel, imports, stepEnv, split: await recordedSplit(panel.id, stepEnv) };
+}
+
 describe("a list emptied while its panel's partition splits (decision 0047)", () => {
   it("ends with no member on either shard: the moved members the clear had not reached by the switch go too", async () => {
-    const keys = Array.from({ length: 12 }, (_, i) => `reader${i}@example.com`);
-    const { panel } = await panelWithList("Readers", keys);
-    expect(keys.filter((k) => moving(panel.id, k)).length).toBeGreaterThan(2);
-    const imports = collectingQueue();
+    const { keys, panel, imports, stepEnv, split } = await splittingList("reader", { FANOUT_CHUNK_IDS: "1" });
     const held = { IMPORTS: imports, FANOUT_CHUNK_IDS: "1" };
-    const stepEnv = withBindings(env, held);
-    const split = await recordedSplit(panel.id, stepEnv);
     expect(await split.step()).toEqual({ next: "now" });
 
     // Emptied while the split catches up, one contact id a step: the request takes the first, the queue the rest.
@@ -59,6 +65,31 @@ describe("a list emptied while its panel's partition splits (decision 0047)", ()
     // What the client sees: the list is empty, on every shard.
     expect([...(await membersOn(shard0, panel.id)), ...(await membersOn(panelData, panel.id))]).toEqual([]);
     expect((await admin("GET", `/panels/${panel.id}/lists`)).body.lists.map((l: { name: string; count: number }) => [l.name, l.count])).toEqual([["Readers", 0]]);
+  });
+});
+
+describe("a list emptied while a split's fence stands (decision 0047)", () => {
+  it("refused between the switch and cleaning, changes nothing: no shard's list is marked and every member stays", async () => {
+    const { keys, panel, imports, stepEnv, split } = await splittingList("fenced");
+    expect(await split.step()).toEqual({ next: "now" });
+    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+
+    // Switched: the source's copies of the moved memberships are fenced until cleaning.
+    const emptied = await envelopeWith({ IMPORTS: imports }, panel, "lists", "emptylist", { listname: "Readers" });
+    expect(emptied.status, JSON.stringify(emptied.body)).toBe(503);
+    expect(JSON.stringify(emptied.body)).toContain("nothing was changed");
+    for (const db of [panelData, shard0]) {
+      expect(await db.prepare("SELECT COUNT(*) AS n FROM lists WHERE panel_id = ? AND clear_after IS NOT NULL").bind(panel.id).first<number>("n")).toBe(0);
+    }
+
+    // Nothing goes on with it: after cleaning, the queue and the stalled clears' re-drive leave every member in the list.
+    split.settle();
+    expect(await split.step()).toEqual({ next: "none" });
+    await drainQueue("imports", stepEnv, imports);
+    await listClearRedrive.run(stepEnv, Date.now() + 5 * 60_000);
+    await drainQueue("imports", stepEnv, imports);
+    expect([...(await membersOn(shard0, panel.id)), ...(await membersOn(panelData, panel.id))]).toHaveLength(keys.length);
+    expect((await admin("GET", `/panels/${panel.id}/lists`)).body.lists.map((l: { name: string; count: number }) => [l.name, l.count])).toEqual([["Readers", keys.length]]);
   });
 });
 
