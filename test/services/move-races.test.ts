@@ -11,6 +11,7 @@ import { archivePanel, resumeArchiveParts } from "../../src/services/retention/a
 import { gunzipText } from "../../src/lib/gzip";
 import { pipelineSettled } from "../support/activity";
 import { listClearRedrive } from "../../src/services/lists/clear";
+import { createWebhook } from "../support/webhooks";
 
 // Races between a panel's move or partition split (decisions 0031, 0047) and what its clients do
 // meanwhile: each test lands a client's act between the move's steps and checks what a user
@@ -146,41 +147,68 @@ async function splitAfterArchiving() {
     return { panel, mover: mover!, stayer: stayer! };
 }
 
+/**
+ * A panel whose old day (a moved contact's event, then a staying one's) is archived by both
+ * shards of a split between its switch and cleaning: the source's part (both contacts) cannot
+ * delete its fenced rows yet, the target's holds the moved copy. Each contact also has an event
+ * of today, not archived. The split is left before cleaning.
+ */
+async function archivedOnBothShards(prefix: string) {
+  const keys = Array.from({ length: 8 }, (_, i) => `${prefix}${i}@example.com`);
+  const { panel } = await panelWithList("Both", keys);
+  const [mover, stayer] = [keys.find((k) => moving(panel.id, k))!, keys.find((k) => !moving(panel.id, k))!];
+  expect([mover, stayer]).toEqual([expect.any(String), expect.any(String)]);
+  // An old day: the moved contact's event first (the lower id), then the staying one's.
+  const old = Math.floor(Date.now() / DAY) * DAY - 40 * DAY;
+  for (const identity of [mover!, stayer!]) {
+    await recordEvents(env, { id: panel.id }, [{ channel: "custom_activity" as const, name: "view", identity, params: { page: "/old" }, occurredAt: old }]);
+    await pipelineSettled(panel.id);
+  }
+  await panelData.prepare("UPDATE events SET received_at = occurred_at WHERE panel_id = ?").bind(panel.id).run();
+  const ids = await panelData.prepare("SELECT identity, id FROM events WHERE panel_id = ? ORDER BY id").bind(panel.id).all<{ identity: string; id: number }>();
+  expect(ids.results.map((r) => r.identity)).toEqual([mover, stayer]);
+  await recordEvents(env, { id: panel.id }, [mover!, stayer!].map((identity) => ({ channel: "custom_activity" as const, name: "view", identity, params: { page: "/new" }, occurredAt: Date.now() - 60_000 })));
+  await pipelineSettled(panel.id);
+
+  // Switched: the source still holds the moved copies (fenced) until cleaning.
+  const split = await recordedSplit(panel.id);
+  expect(await split.step()).toEqual({ next: "now" });
+  expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+
+  // Each shard's archive sweep takes the day: the source's part (both contacts) cannot delete the fenced rows yet.
+  const now = Date.now();
+  await archivePanel(env.FILES, { db: panelData, index: TEST_SHARD }, { id: panel.id, eventRetentionDays: 30 }, now, 10, async () => {}).catch(() => 0);
+  expect(await archivePanel(env.FILES, { db: shard0, index: 0 }, { id: panel.id, eventRetentionDays: 30 }, now, 10, async () => {})).toBe(1);
+  return { panel, mover: mover!, stayer: stayer!, split, old, now };
+}
+
+/** The split's cleaning, then the source's part finished (its rows deleted). */
+async function cleaned(split: Awaited<ReturnType<typeof recordedSplit>>, now: number) {
+  split.settle();
+  expect(await split.step()).toEqual({ next: "none" });
+  await resumeArchiveParts(env.FILES, panelData, 10, now, async () => {});
+}
+
 describe("a day archived on both shards of a split (decision 0047)", () => {
   it("keeps every event of the day in R2 when the source archives it under the fence and the target archives its moved copies", async () => {
-    const keys = Array.from({ length: 8 }, (_, i) => `both${i}@example.com`);
-    const { panel } = await panelWithList("Both", keys);
-    const [mover, stayer] = [keys.find((k) => moving(panel.id, k))!, keys.find((k) => !moving(panel.id, k))!];
-    expect([mover, stayer]).toEqual([expect.any(String), expect.any(String)]);
-    // An old day: the moved contact's event first (the lower id), then the staying one's.
-    const old = Math.floor(Date.now() / DAY) * DAY - 40 * DAY;
-    for (const identity of [mover!, stayer!]) {
-      await recordEvents(env, { id: panel.id }, [{ channel: "custom_activity" as const, name: "view", identity, params: { page: "/old" }, occurredAt: old }]);
-      await pipelineSettled(panel.id);
-    }
-    await panelData.prepare("UPDATE events SET received_at = occurred_at WHERE panel_id = ?").bind(panel.id).run();
-    const ids = await panelData.prepare("SELECT identity, id FROM events WHERE panel_id = ? ORDER BY id").bind(panel.id).all<{ identity: string; id: number }>();
-    expect(ids.results.map((r) => r.identity)).toEqual([mover, stayer]);
-
-    // Switched: the source still holds the moved copies (fenced) until cleaning.
-    const split = await recordedSplit(panel.id);
-    expect(await split.step()).toEqual({ next: "now" });
-    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
-
-    // Each shard's archive sweep takes the day: the source's part (both contacts) cannot delete the fenced rows yet.
-    const now = Date.now();
-    await archivePanel(env.FILES, { db: panelData, index: TEST_SHARD }, { id: panel.id, eventRetentionDays: 30 }, now, 10, async () => {}).catch(() => 0);
-    expect(await archivePanel(env.FILES, { db: shard0, index: 0 }, { id: panel.id, eventRetentionDays: 30 }, now, 10, async () => {})).toBe(1);
-
-    split.settle();
-    expect(await split.step()).toEqual({ next: "none" });
-    await resumeArchiveParts(env.FILES, panelData, 10, now, async () => {});
-    expect(await panelData.prepare("SELECT COUNT(*) AS n FROM events WHERE panel_id = ?").bind(panel.id).first<number>("n")).toBe(0);
+    const { panel, mover, stayer, split, now } = await archivedOnBothShards("both");
+    await cleaned(split, now);
+    expect(await panelData.prepare("SELECT COUNT(*) AS n FROM events WHERE panel_id = ? AND occurred_at < ?").bind(panel.id, now - DAY).first<number>("n")).toBe(0);
 
     // What a user sees: the staying contact's events page shows its archived day, and R2 holds both events.
-    const events = await admin("GET", `/panels/${panel.id}/contacts/${encodeURIComponent(stayer!)}/events`);
+    const events = await admin("GET", `/panels/${panel.id}/contacts/${encodeURIComponent(stayer)}/events`);
     expect(events.status, JSON.stringify(events.body)).toBe(200);
-    expect(events.body.events.map((e: { identity: string }) => e.identity)).toEqual([stayer]);
+    expect(events.body.events.map((e: { identity: string; params: { page: string } }) => `${e.identity} ${e.params.page}`)).toEqual([`${stayer} /new`, `${stayer} /old`]);
     expect([...new Set(await archivedOf(panel.id))].sort()).toEqual([`${mover} /old`, `${stayer} /old`].sort());
+  });
+
+  it("a webhook replay's dry run counts each event once, as the replay takes it, before and after cleaning", async () => {
+    const { panel, split, old, now } = await archivedOnBothShards("dry");
+    const hook = await createWebhook(panel);
+    const span = { from: new Date(old - DAY).toISOString(), to: new Date().toISOString() };
+    // Two old events (one archived on both shards, the moved one's row fenced on the source) and two of today (the moved one's a row on both).
+    expect((await admin("POST", `${hook.path}/replays`, { ...span, dry_run: true })).body).toEqual({ dry_run: true, events: 4, batches: 1 });
+    await cleaned(split, now);
+    expect((await admin("POST", `${hook.path}/replays`, { ...span, dry_run: true })).body).toEqual({ dry_run: true, events: 4, batches: 1 });
   });
 });

@@ -1,4 +1,4 @@
-import { contactBucket, partitionMapProblem, partitionOfBucket, wholePanelPartition, type Partition } from "../../domain/partitions";
+import { bucketRangesOn, contactBucket, partitionMapProblem, partitionOfBucket, wholePanelPartition, type BucketRanges, type Partition } from "../../domain/partitions";
 import { refusedField, succeeded, type Result } from "../../lib/problems";
 import { getPanel, type Panel } from "../../store/panels";
 import { setPanelPartitions } from "../../store/panel-partitions";
@@ -84,6 +84,24 @@ export interface PanelShard {
 export function panelShardPlaces(env: Env, panel: PanelPlace): PanelShard[] {
   const others = partitionShardNumbers(panel).filter((shard) => shard !== panel.shard);
   return [panel.shard, ...others].map((shard, i) => ({ shard, db: shardOf(env, { shard }), home: i === 0 }));
+}
+
+/** A shard of the panel with the buckets its map gives it; null: every bucket (a panel without a map). */
+export interface OwningShard {
+  db: ShardDb;
+  buckets: BucketRanges | null;
+}
+
+/**
+ * The panel's shards (panelShards, `home` first), each with the buckets the map gives it: a read
+ * that counts rows keeps to them, since between a split's switch and its cleaning the source
+ * still holds copies of the moved rows (decision 0047), which the target owns.
+ */
+export function panelOwningShards(env: Env, panel: PanelPlace, home: ShardDb): OwningShard[] {
+  return panelShardPlaces(env, panel).map((place) => ({
+    db: place.home ? home : place.db,
+    buckets: panel.partitions.length ? bucketRangesOn(panel.partitions, place.shard) : null,
+  }));
 }
 
 /**
