@@ -94,6 +94,28 @@ describe("a list emptied while a split's fence stands (decision 0047)", () => {
   });
 });
 
+describe("reads of a panel while its split's source still holds the moved rows (decision 0047)", () => {
+  // Not fixed: a segment's count (POST /segments/count, a saved segment's) still sums each
+  // shard's count, the source's copies of the moved contacts with them, until cleaning.
+  it("a list's members, a contact search and a segment's members list each contact once between the switch and cleaning", async () => {
+    const { keys, panel, split } = await splittingList("reads");
+    const { body: lists } = await admin("GET", `/panels/${panel.id}/lists`);
+    const match = { all: [{ list: lists.lists[0].id, op: "in" }] };
+    const saved = await admin("POST", `/panels/${panel.id}/segments`, { name: "Readers", match });
+    expect(saved.status, JSON.stringify(saved.body)).toBe(201);
+    expect(await split.step()).toEqual({ next: "now" });
+    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+
+    const sorted = [...keys].sort();
+    const members = await admin("GET", `/panels/${panel.id}/lists/${lists.lists[0].id}/members?limit=100`);
+    expect(members.body.members.map((m: { key: string }) => m.key).sort()).toEqual(sorted);
+    const found = await admin("GET", `/panels/${panel.id}/contacts?q=&match=prefix&limit=100`);
+    expect(found.body.contacts.map((c: { key: string }) => c.key)).toEqual(sorted);
+    const inSegment = await admin("GET", `/panels/${panel.id}/segments/${saved.body.id}/contacts?limit=100`);
+    expect(inSegment.body.contacts.map((c: { EMAIL: string }) => c.EMAIL).sort()).toEqual(sorted);
+  });
+});
+
 const DAY = 86_400_000;
 
 /** The rows of the panel's archived days in R2, as "identity page". */

@@ -182,6 +182,22 @@ export async function mergedPage<T, S = ShardDb>(shards: readonly S[], read: (sh
 }
 
 /**
+ * mergedPage of reads by contact, where `order` ties only on the same contact: each contact once.
+ * Between a split's switch and its cleaning the source still holds its copies of the moved
+ * contacts' rows (decision 0047); a contact on two shards is within each one's first `limit`
+ * when it is within the panel's, so the page is still the panel's first `limit`.
+ */
+export async function mergedContactPage<T, S = ShardDb>(shards: readonly S[], read: (shard: S) => Promise<readonly T[]>, order: (a: T, b: T) => number, limit: number): Promise<T[]> {
+  const pages = await Promise.all(shards.map(read));
+  if (pages.length === 1) return [...pages[0]!];
+  return pages
+    .flat()
+    .sort(order)
+    .filter((row, i, all) => i === 0 || order(all[i - 1]!, row) !== 0)
+    .slice(0, limit);
+}
+
+/**
  * A read by contact or event ids asked of each of the panel's shards, the answers merged: each
  * id lives on one shard only (decision 0030), so an answer is found where its row is.
  */
