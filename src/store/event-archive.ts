@@ -1,6 +1,8 @@
 import type { ShardDb } from "./shards";
 import { EVENT_CHANNELS } from "../domain/events";
 import { eventColumns, type EventRow } from "./events";
+import { chunk, inBucketRanges } from "./sql";
+import type { BucketRanges } from "../domain/partitions";
 
 /**
  * The record of events moved to R2 (services/retention). A part is one object
@@ -310,19 +312,36 @@ export async function replayEventRows(
   return results;
 }
 
-/** How many events of the shard a replay of [from, to) selects. */
-export async function countReplayEventRows(db: ShardDb, panelId: string, selection: ReplaySelection, from: number, to: number): Promise<number> {
+/** How many events of the shard a replay of [from, to) selects, among those of `buckets` (null: all). */
+export async function countReplayEventRows(db: ShardDb, panelId: string, selection: ReplaySelection, from: number, to: number, buckets: BucketRanges | null = null): Promise<number> {
   const row = await db
     .prepare(
       `${PANEL_EVENT_KINDS}
        SELECT COUNT(*) AS n FROM kinds k
          CROSS JOIN events e ON e.panel_id = ?1 AND e.channel = k.channel AND e.name = k.name AND e.occurred_at >= ?2 AND e.occurred_at < ?3
-       WHERE ${SELECTED_KINDS} AND (?6 IS NULL OR e.journey_id = ?6)`,
+       WHERE ${SELECTED_KINDS} AND (?6 IS NULL OR e.journey_id = ?6) AND (?7 IS NULL OR ${inBucketRanges("e.bucket", "?7")})`,
     )
-    .bind(panelId, from, to, JSON.stringify(selection.channels), JSON.stringify(selection.messageKinds), selection.journeyId)
+    .bind(panelId, from, to, JSON.stringify(selection.channels), JSON.stringify(selection.messageKinds), selection.journeyId, buckets && JSON.stringify(buckets))
     .first<{ n: number }>();
   return row?.n ?? 0;
 }
+
+/** Which of the event ids `ids` are rows of the shard among those of `buckets` (null: all). */
+export async function eventIdsHere(db: ShardDb, panelId: string, ids: readonly number[], buckets: BucketRanges | null): Promise<number[]> {
+  const found: number[] = [];
+  for (const some of chunk(ids, IDS_PER_LOOKUP)) {
+    const { results } = await db
+      // +panel_id: the ids are looked up by key, as partRows.
+      .prepare(`SELECT id FROM events e WHERE +e.panel_id = ?1 AND e.id IN (SELECT value FROM json_each(?2)) AND (?3 IS NULL OR ${inBucketRanges("e.bucket", "?3")})`)
+      .bind(panelId, JSON.stringify(some), buckets && JSON.stringify(buckets))
+      .all<{ id: number }>();
+    found.push(...results.map((r) => r.id));
+  }
+  return found;
+}
+
+/** Ids one lookup binds, as one JSON array of some tens of kilobytes. */
+const IDS_PER_LOOKUP = 5_000;
 
 /**
  * The archived parts (verified or done: their objects are whole) of the panel's days from

@@ -3,6 +3,7 @@ import type { AttributeValue } from "../domain/attributes";
 import { NEEDS_ITS_AUDIENCE } from "../domain/campaign-lifecycle";
 import { listNameKey, type AudienceUser } from "../domain/lists";
 import { isUniqueViolation, sqlWords } from "./sql";
+import { deleteFencedHere } from "./panel-move/triggers";
 
 export interface ContactList {
   id: number;
@@ -255,25 +256,47 @@ export async function listMemberCounts(db: ShardDb, panelId: string, listIds: re
 }
 
 /**
+ * Meets a fence on this shard (its trigger refuses the statement) when a clear of the list would:
+ * touches, without changing it, one of the list's memberships whose delete a move's fence
+ * refuses here (`deleteFencedHere`), and nothing when there is none. Run first in a clear's batch
+ * (and on every shard before any is marked), so a clear the fence refuses is not started at all:
+ * the refusal's answer says nothing was changed, and a list marked as being cleared would have
+ * gone on being emptied by the redrive.
+ */
+export function fencedMembersProbe(db: ShardDb, panelId: string, listId: number): D1PreparedStatement {
+  return db
+    .prepare(
+      `UPDATE list_members SET added_at = added_at WHERE (list_id, contact_id) IN (
+         SELECT m.list_id, m.contact_id FROM list_members m WHERE m.list_id = ?2 AND m.panel_id = ?1 AND ${deleteFencedHere("m")} LIMIT 1)`,
+    )
+    .bind(panelId, listId);
+}
+
+/**
  * Starts removing every member of the list (`deleting`: and the list), in steps (clearListStep):
  * an emptied list loses the members it has now, a deleted one every member, and is at once gone
  * for every read, its name free (its number stays taken until its row goes with the last step).
  * Asked again while a clear runs, it starts over from the first id with the new request's terms.
  * Returns the members it had (what the request removes), or null when the panel has no such list.
+ * A move's fence that would refuse the clear's steps here refuses this too, before anything is
+ * written (fencedMembersProbe).
  */
 export async function startClearingList(db: ShardDb, panelId: string, listId: number, now: number, deleting: boolean): Promise<number | null> {
-  const row = await db
-    .prepare(
-      `UPDATE lists SET clear_after = 0, updated_at = ?3, clear_step_at = ?3,
-         clear_until = CASE WHEN ?4 THEN NULL ELSE (SELECT MAX(id) FROM contacts) END,
-         clear_at = CASE WHEN ?4 THEN NULL ELSE ?3 END,
-         deleted_at = CASE WHEN ?4 THEN ?3 END,
-         -- Out of the way of the name's next list: no list name starts with a control character.
-         name_key = CASE WHEN ?4 THEN char(1) || 'deleted ' || id ELSE name_key END
-       WHERE panel_id = ?1 AND id = ?2 AND deleted_at IS NULL RETURNING member_count`,
-    )
-    .bind(panelId, listId, now, deleting ? 1 : 0)
-    .first<{ member_count: number }>();
+  const [, marked] = await db.batch<{ member_count: number }>([
+    fencedMembersProbe(db, panelId, listId),
+    db
+      .prepare(
+        `UPDATE lists SET clear_after = 0, updated_at = ?3, clear_step_at = ?3,
+           clear_until = CASE WHEN ?4 THEN NULL ELSE (SELECT MAX(id) FROM contacts) END,
+           clear_at = CASE WHEN ?4 THEN NULL ELSE ?3 END,
+           deleted_at = CASE WHEN ?4 THEN ?3 END,
+           -- Out of the way of the name's next list: no list name starts with a control character.
+           name_key = CASE WHEN ?4 THEN char(1) || 'deleted ' || id ELSE name_key END
+         WHERE panel_id = ?1 AND id = ?2 AND deleted_at IS NULL RETURNING member_count`,
+      )
+      .bind(panelId, listId, now, deleting ? 1 : 0),
+  ]);
+  const row = marked!.results[0];
   return row ? row.member_count : null;
 }
 

@@ -10,6 +10,8 @@ import { recordEvents } from "../../src/services/pipeline/record";
 import { archivePanel, resumeArchiveParts } from "../../src/services/retention/archive";
 import { gunzipText } from "../../src/lib/gzip";
 import { pipelineSettled } from "../support/activity";
+import { listClearRedrive } from "../../src/services/lists/clear";
+import { createWebhook } from "../support/webhooks";
 
 // Races between a panel's move or partition split (decisions 0031, 0047) and what its clients do
 // meanwhile: each test lands a client's act between the move's steps and checks what a user
@@ -34,15 +36,20 @@ async function envelopeWith(overrides: Partial<Record<keyof Env, unknown>>, pane
   return { status: response.status, body: (await response.json()) as any };
 }
 
+/** A list "Readers" of twelve contacts, some of them moving, and a split of its panel recorded; the IMPORTS queue held for the test. */
+async function splittingList(prefix: string, bindings: Record<string, string> = {}) {
+  const keys = Array.from({ length: 12 }, (_, i) => `${prefix}${i}@example.com`);
+  const { panel } = await panelWithList("Readers", keys);
+  expect(keys.filter((k) => moving(panel.id, k)).length).toBeGreaterThan(2);
+  const imports = collectingQueue();
+  const stepEnv = withBindings(env, { IMPORTS: imports, ...bindings });
+  return { keys, panel, imports, stepEnv, split: await recordedSplit(panel.id, stepEnv) };
+}
+
 describe("a list emptied while its panel's partition splits (decision 0047)", () => {
   it("ends with no member on either shard: the moved members the clear had not reached by the switch go too", async () => {
-    const keys = Array.from({ length: 12 }, (_, i) => `reader${i}@example.com`);
-    const { panel } = await panelWithList("Readers", keys);
-    expect(keys.filter((k) => moving(panel.id, k)).length).toBeGreaterThan(2);
-    const imports = collectingQueue();
+    const { keys, panel, imports, stepEnv, split } = await splittingList("reader", { FANOUT_CHUNK_IDS: "1" });
     const held = { IMPORTS: imports, FANOUT_CHUNK_IDS: "1" };
-    const stepEnv = withBindings(env, held);
-    const split = await recordedSplit(panel.id, stepEnv);
     expect(await split.step()).toEqual({ next: "now" });
 
     // Emptied while the split catches up, one contact id a step: the request takes the first, the queue the rest.
@@ -59,6 +66,53 @@ describe("a list emptied while its panel's partition splits (decision 0047)", ()
     // What the client sees: the list is empty, on every shard.
     expect([...(await membersOn(shard0, panel.id)), ...(await membersOn(panelData, panel.id))]).toEqual([]);
     expect((await admin("GET", `/panels/${panel.id}/lists`)).body.lists.map((l: { name: string; count: number }) => [l.name, l.count])).toEqual([["Readers", 0]]);
+  });
+});
+
+describe("a list emptied while a split's fence stands (decision 0047)", () => {
+  it("refused between the switch and cleaning, changes nothing: no shard's list is marked and every member stays", async () => {
+    const { keys, panel, imports, stepEnv, split } = await splittingList("fenced");
+    expect(await split.step()).toEqual({ next: "now" });
+    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+
+    // Switched: the source's copies of the moved memberships are fenced until cleaning.
+    const emptied = await envelopeWith({ IMPORTS: imports }, panel, "lists", "emptylist", { listname: "Readers" });
+    expect(emptied.status, JSON.stringify(emptied.body)).toBe(503);
+    expect(JSON.stringify(emptied.body)).toContain("nothing was changed");
+    for (const db of [panelData, shard0]) {
+      expect(await db.prepare("SELECT COUNT(*) AS n FROM lists WHERE panel_id = ? AND clear_after IS NOT NULL").bind(panel.id).first<number>("n")).toBe(0);
+    }
+
+    // Nothing goes on with it: after cleaning, the queue and the stalled clears' re-drive leave every member in the list.
+    split.settle();
+    expect(await split.step()).toEqual({ next: "none" });
+    await drainQueue("imports", stepEnv, imports);
+    await listClearRedrive.run(stepEnv, Date.now() + 5 * 60_000);
+    await drainQueue("imports", stepEnv, imports);
+    expect([...(await membersOn(shard0, panel.id)), ...(await membersOn(panelData, panel.id))]).toHaveLength(keys.length);
+    expect((await admin("GET", `/panels/${panel.id}/lists`)).body.lists.map((l: { name: string; count: number }) => [l.name, l.count])).toEqual([["Readers", keys.length]]);
+  });
+});
+
+describe("reads of a panel while its split's source still holds the moved rows (decision 0047)", () => {
+  // Not fixed: a segment's count (POST /segments/count, a saved segment's) still sums each
+  // shard's count, the source's copies of the moved contacts with them, until cleaning.
+  it("a list's members, a contact search and a segment's members list each contact once between the switch and cleaning", async () => {
+    const { keys, panel, split } = await splittingList("reads");
+    const { body: lists } = await admin("GET", `/panels/${panel.id}/lists`);
+    const match = { all: [{ list: lists.lists[0].id, op: "in" }] };
+    const saved = await admin("POST", `/panels/${panel.id}/segments`, { name: "Readers", match });
+    expect(saved.status, JSON.stringify(saved.body)).toBe(201);
+    expect(await split.step()).toEqual({ next: "now" });
+    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+
+    const sorted = [...keys].sort();
+    const members = await admin("GET", `/panels/${panel.id}/lists/${lists.lists[0].id}/members?limit=100`);
+    expect(members.body.members.map((m: { key: string }) => m.key).sort()).toEqual(sorted);
+    const found = await admin("GET", `/panels/${panel.id}/contacts?q=&match=prefix&limit=100`);
+    expect(found.body.contacts.map((c: { key: string }) => c.key)).toEqual(sorted);
+    const inSegment = await admin("GET", `/panels/${panel.id}/segments/${saved.body.id}/contacts?limit=100`);
+    expect(inSegment.body.contacts.map((c: { EMAIL: string }) => c.EMAIL).sort()).toEqual(sorted);
   });
 });
 
@@ -115,41 +169,68 @@ async function splitAfterArchiving() {
     return { panel, mover: mover!, stayer: stayer! };
 }
 
+/**
+ * A panel whose old day (a moved contact's event, then a staying one's) is archived by both
+ * shards of a split between its switch and cleaning: the source's part (both contacts) cannot
+ * delete its fenced rows yet, the target's holds the moved copy. Each contact also has an event
+ * of today, not archived. The split is left before cleaning.
+ */
+async function archivedOnBothShards(prefix: string) {
+  const keys = Array.from({ length: 8 }, (_, i) => `${prefix}${i}@example.com`);
+  const { panel } = await panelWithList("Both", keys);
+  const [mover, stayer] = [keys.find((k) => moving(panel.id, k))!, keys.find((k) => !moving(panel.id, k))!];
+  expect([mover, stayer]).toEqual([expect.any(String), expect.any(String)]);
+  // An old day: the moved contact's event first (the lower id), then the staying one's.
+  const old = Math.floor(Date.now() / DAY) * DAY - 40 * DAY;
+  for (const identity of [mover!, stayer!]) {
+    await recordEvents(env, { id: panel.id }, [{ channel: "custom_activity" as const, name: "view", identity, params: { page: "/old" }, occurredAt: old }]);
+    await pipelineSettled(panel.id);
+  }
+  await panelData.prepare("UPDATE events SET received_at = occurred_at WHERE panel_id = ?").bind(panel.id).run();
+  const ids = await panelData.prepare("SELECT identity, id FROM events WHERE panel_id = ? ORDER BY id").bind(panel.id).all<{ identity: string; id: number }>();
+  expect(ids.results.map((r) => r.identity)).toEqual([mover, stayer]);
+  await recordEvents(env, { id: panel.id }, [mover!, stayer!].map((identity) => ({ channel: "custom_activity" as const, name: "view", identity, params: { page: "/new" }, occurredAt: Date.now() - 60_000 })));
+  await pipelineSettled(panel.id);
+
+  // Switched: the source still holds the moved copies (fenced) until cleaning.
+  const split = await recordedSplit(panel.id);
+  expect(await split.step()).toEqual({ next: "now" });
+  expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+
+  // Each shard's archive sweep takes the day: the source's part (both contacts) cannot delete the fenced rows yet.
+  const now = Date.now();
+  await archivePanel(env.FILES, { db: panelData, index: TEST_SHARD }, { id: panel.id, eventRetentionDays: 30 }, now, 10, async () => {}).catch(() => 0);
+  expect(await archivePanel(env.FILES, { db: shard0, index: 0 }, { id: panel.id, eventRetentionDays: 30 }, now, 10, async () => {})).toBe(1);
+  return { panel, mover: mover!, stayer: stayer!, split, old, now };
+}
+
+/** The split's cleaning, then the source's part finished (its rows deleted). */
+async function cleaned(split: Awaited<ReturnType<typeof recordedSplit>>, now: number) {
+  split.settle();
+  expect(await split.step()).toEqual({ next: "none" });
+  await resumeArchiveParts(env.FILES, panelData, 10, now, async () => {});
+}
+
 describe("a day archived on both shards of a split (decision 0047)", () => {
   it("keeps every event of the day in R2 when the source archives it under the fence and the target archives its moved copies", async () => {
-    const keys = Array.from({ length: 8 }, (_, i) => `both${i}@example.com`);
-    const { panel } = await panelWithList("Both", keys);
-    const [mover, stayer] = [keys.find((k) => moving(panel.id, k))!, keys.find((k) => !moving(panel.id, k))!];
-    expect([mover, stayer]).toEqual([expect.any(String), expect.any(String)]);
-    // An old day: the moved contact's event first (the lower id), then the staying one's.
-    const old = Math.floor(Date.now() / DAY) * DAY - 40 * DAY;
-    for (const identity of [mover!, stayer!]) {
-      await recordEvents(env, { id: panel.id }, [{ channel: "custom_activity" as const, name: "view", identity, params: { page: "/old" }, occurredAt: old }]);
-      await pipelineSettled(panel.id);
-    }
-    await panelData.prepare("UPDATE events SET received_at = occurred_at WHERE panel_id = ?").bind(panel.id).run();
-    const ids = await panelData.prepare("SELECT identity, id FROM events WHERE panel_id = ? ORDER BY id").bind(panel.id).all<{ identity: string; id: number }>();
-    expect(ids.results.map((r) => r.identity)).toEqual([mover, stayer]);
-
-    // Switched: the source still holds the moved copies (fenced) until cleaning.
-    const split = await recordedSplit(panel.id);
-    expect(await split.step()).toEqual({ next: "now" });
-    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
-
-    // Each shard's archive sweep takes the day: the source's part (both contacts) cannot delete the fenced rows yet.
-    const now = Date.now();
-    await archivePanel(env.FILES, { db: panelData, index: TEST_SHARD }, { id: panel.id, eventRetentionDays: 30 }, now, 10, async () => {}).catch(() => 0);
-    expect(await archivePanel(env.FILES, { db: shard0, index: 0 }, { id: panel.id, eventRetentionDays: 30 }, now, 10, async () => {})).toBe(1);
-
-    split.settle();
-    expect(await split.step()).toEqual({ next: "none" });
-    await resumeArchiveParts(env.FILES, panelData, 10, now, async () => {});
-    expect(await panelData.prepare("SELECT COUNT(*) AS n FROM events WHERE panel_id = ?").bind(panel.id).first<number>("n")).toBe(0);
+    const { panel, mover, stayer, split, now } = await archivedOnBothShards("both");
+    await cleaned(split, now);
+    expect(await panelData.prepare("SELECT COUNT(*) AS n FROM events WHERE panel_id = ? AND occurred_at < ?").bind(panel.id, now - DAY).first<number>("n")).toBe(0);
 
     // What a user sees: the staying contact's events page shows its archived day, and R2 holds both events.
-    const events = await admin("GET", `/panels/${panel.id}/contacts/${encodeURIComponent(stayer!)}/events`);
+    const events = await admin("GET", `/panels/${panel.id}/contacts/${encodeURIComponent(stayer)}/events`);
     expect(events.status, JSON.stringify(events.body)).toBe(200);
-    expect(events.body.events.map((e: { identity: string }) => e.identity)).toEqual([stayer]);
+    expect(events.body.events.map((e: { identity: string; params: { page: string } }) => `${e.identity} ${e.params.page}`)).toEqual([`${stayer} /new`, `${stayer} /old`]);
     expect([...new Set(await archivedOf(panel.id))].sort()).toEqual([`${mover} /old`, `${stayer} /old`].sort());
+  });
+
+  it("a webhook replay's dry run counts each event once, as the replay takes it, before and after cleaning", async () => {
+    const { panel, split, old, now } = await archivedOnBothShards("dry");
+    const hook = await createWebhook(panel);
+    const span = { from: new Date(old - DAY).toISOString(), to: new Date().toISOString() };
+    // Two old events (one archived on both shards, the moved one's row fenced on the source) and two of today (the moved one's a row on both).
+    expect((await admin("POST", `${hook.path}/replays`, { ...span, dry_run: true })).body).toEqual({ dry_run: true, events: 4, batches: 1 });
+    await cleaned(split, now);
+    expect((await admin("POST", `${hook.path}/replays`, { ...span, dry_run: true })).body).toEqual({ dry_run: true, events: 4, batches: 1 });
   });
 });

@@ -102,7 +102,7 @@ describe("event retention", () => {
 
     expect(await wholeHistory(panel, 3)).toEqual(before);
     const week = { from: Date.now() - 50 * DAY, to: Date.now() + DAY };
-    expect(await countReplayEvents(env.FILES, [panelData], panel.id, selectionOf({ channels: null, journeyId: null }), week.from, week.to)).toBe(10);
+    expect(await countReplayEvents(env.FILES, [{ db: panelData, buckets: null }], panel.id, selectionOf({ channels: null, journeyId: null }), week.from, week.to)).toBe(10);
 
     // An erasure rewrites them under their old keys.
     const erased = await admin("DELETE", `/panels/${panel.id}/contacts/ada%40example.com`);

@@ -1,4 +1,4 @@
-import { contactBucket, partitionMapProblem, partitionOfBucket, wholePanelPartition, type Partition } from "../../domain/partitions";
+import { bucketRangesOn, contactBucket, partitionMapProblem, partitionOfBucket, wholePanelPartition, type BucketRanges, type Partition } from "../../domain/partitions";
 import { refusedField, succeeded, type Result } from "../../lib/problems";
 import { getPanel, type Panel } from "../../store/panels";
 import { setPanelPartitions } from "../../store/panel-partitions";
@@ -86,6 +86,24 @@ export function panelShardPlaces(env: Env, panel: PanelPlace): PanelShard[] {
   return [panel.shard, ...others].map((shard, i) => ({ shard, db: shardOf(env, { shard }), home: i === 0 }));
 }
 
+/** A shard of the panel with the buckets its map gives it; null: every bucket (a panel without a map). */
+export interface OwningShard {
+  db: ShardDb;
+  buckets: BucketRanges | null;
+}
+
+/**
+ * The panel's shards (panelShards, `home` first), each with the buckets the map gives it: a read
+ * that counts rows keeps to them, since between a split's switch and its cleaning the source
+ * still holds copies of the moved rows (decision 0047), which the target owns.
+ */
+export function panelOwningShards(env: Env, panel: PanelPlace, home: ShardDb): OwningShard[] {
+  return panelShardPlaces(env, panel).map((place) => ({
+    db: place.home ? home : place.db,
+    buckets: panel.partitions.length ? bucketRangesOn(panel.partitions, place.shard) : null,
+  }));
+}
+
 /**
  * The shard a piece of the panel's work names (an event batch's nudge): `shard` when it holds
  * one of the panel's partitions, else the home. A shard the panel's map does not name (a nudge
@@ -161,6 +179,22 @@ export function panelShards(env: Env, panel: Pick<Panel, "shard" | "partitions">
 export async function mergedPage<T, S = ShardDb>(shards: readonly S[], read: (shard: S) => Promise<readonly T[]>, order: (a: T, b: T) => number, limit: number): Promise<T[]> {
   const pages = await Promise.all(shards.map(read));
   return pages.length === 1 ? [...pages[0]!] : pages.flat().sort(order).slice(0, limit);
+}
+
+/**
+ * mergedPage of reads by contact, where `order` ties only on the same contact: each contact once.
+ * Between a split's switch and its cleaning the source still holds its copies of the moved
+ * contacts' rows (decision 0047); a contact on two shards is within each one's first `limit`
+ * when it is within the panel's, so the page is still the panel's first `limit`.
+ */
+export async function mergedContactPage<T, S = ShardDb>(shards: readonly S[], read: (shard: S) => Promise<readonly T[]>, order: (a: T, b: T) => number, limit: number): Promise<T[]> {
+  const pages = await Promise.all(shards.map(read));
+  if (pages.length === 1) return [...pages[0]!];
+  return pages
+    .flat()
+    .sort(order)
+    .filter((row, i, all) => i === 0 || order(all[i - 1]!, row) !== 0)
+    .slice(0, limit);
 }
 
 /**

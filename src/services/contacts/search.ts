@@ -3,7 +3,7 @@ import { searchContacts, searchContactsByAttribute, searchContactsContaining, ty
 import type { Panel } from "../../store/panels";
 import type { ShardDb } from "../../store/shards";
 import { compareStoredText } from "../../store/sql";
-import { mergedPage, panelShards, partitionOfContact } from "../access/partitions";
+import { mergedContactPage, panelShards, partitionOfContact } from "../access/partitions";
 
 /**
  * The panel's contact search across its partitions (decision 0038 step 3), in key order as
@@ -18,7 +18,7 @@ const byKey = (a: Contact, b: Contact) => compareStoredText(a.key, b.key);
 /** Contacts by primary-key value: `exact` asks the key's partition alone, a prefix every shard. */
 export async function searchPanelByKey(env: Env, panel: Placed, home: ShardDb, q: string, match: "prefix" | "exact", after: string | undefined, limit: number): Promise<Contact[]> {
   const shards = match === "exact" && panel.partitions.length ? [partitionOfContact(env, panel, q).db] : panelShards(env, panel, home);
-  return mergedPage(shards, (db) => searchContacts(db, panel.id, q, match, after, limit), byKey, limit);
+  return mergedContactPage(shards, (db) => searchContacts(db, panel.id, q, match, after, limit), byKey, limit);
 }
 
 /** Contacts by another attribute's value, from every shard. */
@@ -32,7 +32,7 @@ export async function searchPanelByAttribute(
   after: string | undefined,
   limit: number,
 ): Promise<Contact[]> {
-  return mergedPage(panelShards(env, panel, home), (db) => searchContactsByAttribute(db, panel.id, name, value, match, after, limit), byKey, limit);
+  return mergedContactPage(panelShards(env, panel, home), (db) => searchContactsByAttribute(db, panel.id, name, value, match, after, limit), byKey, limit);
 }
 
 /**

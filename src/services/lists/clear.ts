@@ -1,5 +1,5 @@
 import { config } from "../../lib/config";
-import { clearListStep, listsBeingEmptied, stalledListClears, startClearingList, startEmptyingsStatement } from "../../store/lists";
+import { clearListStep, fencedMembersProbe, listsBeingEmptied, stalledListClears, startClearingList, startEmptyingsStatement } from "../../store/lists";
 import { rebuildSegments } from "../../store/segments";
 import { shardByIndex, type ShardDb } from "../../store/shards";
 import { findPanelHome, panelDb, shardTask } from "../access/shards";
@@ -45,6 +45,9 @@ async function nudgeClear(env: Pick<Env, "IMPORTS">, panelId: string, listId: nu
  * members the list had, or null when the panel has no such list.
  */
 export async function clearList(env: Env, db: ShardDb, panelId: string, mirrors: readonly MirrorShard[], listId: number, now: number, deleting: boolean): Promise<number | null> {
+  // A split's fence on one shard must refuse the clear before any shard is marked (each mark
+  // meets it too, in its batch, should the fence rise meanwhile): a refusal changes nothing.
+  await Promise.all([db, ...mirrors.map((m) => m.db)].map((shard) => fencedMembersProbe(shard, panelId, listId).run()));
   const members = await startClearingList(db, panelId, listId, now, deleting);
   if (members === null) return null;
   // Each mirror's row counts its own shard's members: what the list had is their sum.

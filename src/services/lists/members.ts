@@ -1,7 +1,7 @@
 import { succeeded, type Result } from "../../lib/problems";
 import { getList, listMembers, type ContactList, type ListMember } from "../../store/lists";
 import type { ShardDb } from "../../store/shards";
-import { mergedPage } from "../access/partitions";
+import { mergedContactPage } from "../access/partitions";
 import { noSuchList } from "./find";
 
 /**
@@ -18,6 +18,6 @@ export async function listMembersPage(
 ): Promise<Result<{ list: ContactList; members: ListMember[] }>> {
   const list = await getList(shards[0], panelId, listId);
   if (!list) return noSuchList({ id: listId });
-  const members = await mergedPage(shards, (db) => listMembers(db, panelId, list.id, afterId, limit), (a, b) => a.contactId - b.contactId, limit);
+  const members = await mergedContactPage(shards, (db) => listMembers(db, panelId, list.id, afterId, limit), (a, b) => a.contactId - b.contactId, limit);
   return succeeded({ list, members });
 }

@@ -1,11 +1,12 @@
 import { DAY_MS } from "../../domain/time";
 import { EVENT_CHANNELS } from "../../domain/events";
 import { isReplayedKind, REPLAYED_MESSAGE_KINDS } from "../../domain/webhooks/replay";
-import { archivedPartsBetween, countReplayEventRows, partRows, replayEventRows, type ArchivePart, type ReplaySelection } from "../../store/event-archive";
+import { archivedPartsBetween, countReplayEventRows, eventIdsHere, partRows, replayEventRows, type ArchivePart, type ReplaySelection } from "../../store/event-archive";
 import type { EventRow } from "../../store/events";
 import type { ShardDb } from "../../store/shards";
 import type { ReplayCursor, ReplayFilter } from "../../store/webhook-replays";
 import { archiveKey, readPartObject } from "../retention/archive";
+import type { OwningShard } from "../access/partitions";
 
 /**
  * The events a replay re-sends, in (occurred_at, id) order: the shard's rows and, for days moved
@@ -51,17 +52,37 @@ async function archivedSelected(bucket: R2Bucket, db: ShardDb, parts: readonly A
   return rows;
 }
 
-/** How many events a replay of [from, to) with `selection` re-sends (its dry run), summed over the panel's shards. */
-export async function countReplayEvents(bucket: R2Bucket, shards: readonly ShardDb[], panelId: string, selection: ReplaySelection, from: number, to: number): Promise<number> {
-  const counts = await Promise.all(shards.map((db) => countShardEvents(bucket, db, panelId, selection, from, to)));
-  return counts.reduce((sum, n) => sum + n, 0);
+/**
+ * How many events a replay of [from, to) with `selection` re-sends (its dry run) over the panel's
+ * shards (`shards`, panelOwningShards), each event once, as the replay takes it (by id): between
+ * a split's switch and its cleaning the moved events are on both shards, and a day may be
+ * archived on both (decision 0047). So each shard counts its rows in the buckets its map gives it
+ * (the source's copies of the moved rows are the target's), and the archived events are counted
+ * by id over every shard, but for those counted as rows (an event one shard archived, still a row
+ * on the shard owning it).
+ */
+export async function countReplayEvents(bucket: R2Bucket, shards: readonly OwningShard[], panelId: string, selection: ReplaySelection, from: number, to: number): Promise<number> {
+  const counts = await Promise.all(shards.map((shard) => countShardEvents(bucket, shard, panelId, selection, from, to)));
+  const rows = counts.reduce((sum, c) => sum + c.rows, 0);
+  if (counts.length === 1) return rows + counts[0]!.archived.length;
+  const archived = new Set(counts.flatMap((c) => c.archived));
+  const asRows = await Promise.all(
+    shards.map((shard, i) => {
+      const own = new Set(counts[i]!.archived);
+      const elsewhere = [...archived].filter((id) => !own.has(id));
+      return elsewhere.length ? eventIdsHere(shard.db, panelId, elsewhere, shard.buckets) : [];
+    }),
+  );
+  for (const id of asRows.flat()) archived.delete(id);
+  return rows + archived.size;
 }
 
-async function countShardEvents(bucket: R2Bucket, db: ShardDb, panelId: string, selection: ReplaySelection, from: number, to: number): Promise<number> {
-  const hot = await countReplayEventRows(db, panelId, selection, from, to);
-  const parts = await archivedPartsBetween(db, panelId, dayOf(from), to);
-  if (parts.length === 0) return hot;
-  return hot + (await archivedSelected(bucket, db, parts, selection, from, to)).length;
+/** One shard's count: its selected rows in its buckets, and the ids of its archived events that are not rows here. */
+async function countShardEvents(bucket: R2Bucket, shard: OwningShard, panelId: string, selection: ReplaySelection, from: number, to: number): Promise<{ rows: number; archived: number[] }> {
+  const rows = await countReplayEventRows(shard.db, panelId, selection, from, to, shard.buckets);
+  const parts = await archivedPartsBetween(shard.db, panelId, dayOf(from), to);
+  if (parts.length === 0) return { rows, archived: [] };
+  return { rows, archived: (await archivedSelected(bucket, shard.db, parts, selection, from, to)).map((row) => row.id) };
 }
 
 /**

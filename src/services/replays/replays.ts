@@ -21,7 +21,7 @@ import {
   type ReplayCursor,
   type WebhookReplay,
 } from "../../store/webhook-replays";
-import { mergedMap, panelShards, type PanelShards } from "../access/partitions";
+import { mergedMap, panelOwningShards, panelShards, type PanelShards } from "../access/partitions";
 import { panelHome, shardTask } from "../access/shards";
 import { recordAudit, type Auditor } from "../audit/record";
 import { journeyWebhookEvent } from "../journeys/webhook-event";
@@ -127,7 +127,7 @@ export async function createReplay(
   if (to - from.value > MAX_REPLAY_RANGE_DAYS * DAY_MS) return refusedField("invalid", "to", `must be at most ${MAX_REPLAY_RANGE_DAYS} days after from`);
 
   const filter = { channels: body.channels ?? null, journeyId: body.journey_id ?? null };
-  const events = await countReplayEvents(env.FILES, panelShards(env, panel, db), panel.id, selectionOf(filter), from.value, to);
+  const events = await countReplayEvents(env.FILES, panelOwningShards(env, panel, db), panel.id, selectionOf(filter), from.value, to);
   if (body.dry_run) return succeeded({ kind: "dry_run", events, batches: replayBatches(events, BATCH_LIMITS.maxEvents) });
 
   const { replay, created } = await insertReplay(db, {

@@ -23,7 +23,7 @@ import { getSegment, memberCount, segmentMembersPage, type Segment } from "../..
 import { loadAttributeSchema } from "../../store/attributes";
 import type { ShardDb } from "../../store/shards";
 import { panelDb, panelHome, shardTask } from "../access/shards";
-import { mergedPage, panelShardPlaces } from "../access/partitions";
+import { mergedContactPage, panelShardPlaces } from "../access/partitions";
 import { buildSegment } from "./membership";
 import { noSuchSegment } from "./definitions";
 
@@ -175,7 +175,7 @@ async function writeParts(env: Env, db: ShardDb, job: SegmentExport, lease: stri
     // At least a page per part, so every step moves the export on.
     do {
       const after = cursor;
-      const page = await mergedPage(shards, (shard) => segmentMembersPage(shard, job.panelId, segment.id, after, tuning.pageRows), (a, b) => a.id - b.id, tuning.pageRows);
+      const page = await mergedContactPage(shards, (shard) => segmentMembersPage(shard, job.panelId, segment.id, after, tuning.pageRows), (a, b) => a.id - b.id, tuning.pageRows);
       for (const member of page) {
         const line = formatCsvRecord(job.columns.map((column, i) => (i === 0 ? member.key : cell(member.attributes[column]))));
         lines.push(line);

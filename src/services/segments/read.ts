@@ -1,7 +1,7 @@
 import type { KeyedContact } from "../../store/contacts";
 import { getSegment, listSegments, segmentHistory, segmentMembersPage, type Segment } from "../../store/segments";
 import type { ShardDb } from "../../store/shards";
-import { mergedPage } from "../access/partitions";
+import { mergedContactPage } from "../access/partitions";
 import { panelMemberFigures, type CountFigure } from "../overview/counts";
 import { countSavedSegment, type MatchCount } from "./definitions";
 
@@ -51,7 +51,7 @@ export async function segmentWithCount(
 export async function segmentMembers(shards: PanelShards, panelId: string, segmentId: string, afterId: number, limit: number): Promise<KeyedContact[] | null> {
   const segment = await getSegment(shards[0], panelId, segmentId);
   if (!segment) return null;
-  return mergedPage(shards, (db) => segmentMembersPage(db, panelId, segment.id, afterId, limit), (a, b) => a.id - b.id, limit);
+  return mergedContactPage(shards, (db) => segmentMembersPage(db, panelId, segment.id, afterId, limit), (a, b) => a.id - b.id, limit);
 }
 
 /** Entries and exits per day (UTC) since `since`, each day's summed over the shards, and the members as last counted; null when there is no such segment. */

@@ -108,6 +108,8 @@ export async function liftFence(db: ShardDb, panelId: string): Promise<void> {
 const FENCE = "/fence/";
 /** Just past every `<panel>/fence/...` in text order ("0" follows "/"). */
 const FENCE_END = "/fence0";
+/** The tail of splitTransitMark. */
+const SPLIT = "/split";
 
 const fourDigits = (n: number) => String(n).padStart(4, "0");
 
@@ -132,12 +134,26 @@ export function notMovingHere(alias: string): string {
 }
 
 /**
+ * SQL true when a fence on this shard refuses a delete of the row `alias` (a table with panel_id
+ * and bucket columns): a fence names its bucket and neither the panel nor its split's cleaning
+ * (splitTransitMark) is marked in transit here, which would let the delete pass. The fence's own
+ * triggers test the same, so a batch can meet the fence before it writes anything
+ * (store/lists.ts `fencedMembersProbe`).
+ */
+export function deleteFencedHere(alias: string): string {
+  const at = `length(${alias}.panel_id) + ${FENCE.length + 1}`;
+  return `EXISTS (SELECT 1 FROM panels_in_transit mf WHERE mf.panel_id >= ${alias}.panel_id || '${FENCE}' AND mf.panel_id < ${alias}.panel_id || '${FENCE_END}'
+      AND ${alias}.bucket BETWEEN CAST(substr(mf.panel_id, ${at}, 4) AS INTEGER) AND CAST(substr(mf.panel_id, ${at} + 5, 4) AS INTEGER))
+    AND NOT EXISTS (SELECT 1 FROM panels_in_transit mt WHERE mt.panel_id IN (${alias}.panel_id, ${alias}.panel_id || '${SPLIT}'))`;
+}
+
+/**
  * What a partition move marks in transit on its source while it deletes the moved rows: the
  * fence lets those deletes pass, and no other trigger names it (they test their row's panel_id),
  * so the rows that stay keep being counted. Panel ids hold no "/" (safePanelId).
  */
 export function splitTransitMark(panelId: string): string {
-  return `${panelId}/split`;
+  return `${panelId}${SPLIT}`;
 }
 
 /**
