@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { setPartitionMap } from "../../src/services/access/partitions";
+import { panelShards, setPartitionMap } from "../../src/services/access/partitions";
+import { estimateAudience } from "../../src/services/broadcasts/audience-estimate";
 import { recordBounce, recordComplaint } from "../../src/services/broadcasts/engagement";
 import { publishDueBroadcasts } from "../../src/services/broadcasts/publish";
 import { suppressSms } from "../../src/services/channels/sms/suppressions";
@@ -301,5 +302,28 @@ describe("a panel on two partitions: a segment's reachable-by-email condition an
     // SMS sends read their own shard's stops alone: the number's is there too.
     expect(await emailStopsOn(shard0, panel.id)).toEqual([`${stopped} complaint`]);
     expect(await textsOn(shard0, "SELECT phone || ' ' || reason FROM sms_suppressions WHERE panel_id = ?", panel.id)).toEqual(["14155550100 operator"]);
+  });
+});
+
+describe("a panel on two partitions: a campaign's audience estimate past its exact cap", () => {
+  it("subtracts an address stopped on both shards once; past the compared bound, the overlap of the first addresses compared is extrapolated", async () => {
+    const panel = await createPanel();
+    expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
+    const api = apiFor(panel);
+    const list = (await api("lists", "add", { listname: "Everyone" })).body.listid as number;
+    const keys = [0, 1, 2].flatMap((skip) => [keyOn(panel.id, 0, skip), keyOn(panel.id, TEST_SHARD, skip)]);
+    for (const EMAIL of keys) expect((await api("contact", "add", { data: { EMAIL }, listid: String(list) })).status).toBe(200);
+    // Three addresses stopped: one on both shards, one on each alone.
+    const now = Date.now();
+    for (const [db, address] of [[panelData, "a-both@example.net"], [shard0, "a-both@example.net"], [shard0, "b-shard0@example.net"], [panelData, "c-home@example.net"]] as const) {
+      await suppressAddress(db, panel.id, address, "unsubscribe", null, now);
+    }
+    const audience = { lists: [list], segments: [], exclude_lists: [], exclude_segments: [] };
+    const estimate = (suppressionsComparedUpTo: number) =>
+      estimateAudience(panelShards(env, { shard: TEST_SHARD, partitions: TWO }, panelData), panel.id, audience, now, { exactUpTo: 1, readMembersUpTo: 1000, suppressionsUpTo: 1000, suppressionsComparedUpTo });
+    // Six members less three addresses.
+    expect(await estimate(1000)).toMatchObject({ ok: true, value: { count: 3, exact: false } });
+    // SHARD_0 compares only its first address, held on the home: none of its two is taken as new.
+    expect(await estimate(1)).toMatchObject({ ok: true, value: { count: 4, exact: false } });
   });
 });
