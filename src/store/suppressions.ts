@@ -111,6 +111,12 @@ export async function suppressionsUpTo(db: ShardDb, panelId: string, cap: number
   return row!.n;
 }
 
+/** The panel's first `limit` stopped email addresses on `db`, in address order (its primary key's: no sort). */
+export async function suppressedAddressesUpTo(db: ShardDb, panelId: string, limit: number): Promise<string[]> {
+  const rows = await db.prepare("SELECT address FROM email_suppressions WHERE panel_id = ? ORDER BY address LIMIT ?").bind(panelId, limit).raw<[string]>();
+  return rows.map((row) => row[0]);
+}
+
 /**
  * The suppressions of these addresses (already trimmed and lowercased): address to reason. One
  * read, or one per JSON array when they do not fit one bound value (store/json-arrays.ts).

@@ -130,7 +130,7 @@ describe("the panel-wide reads of a panel on two partitions (decision 0038 step 
     expect(estimate.status, JSON.stringify(estimate.body)).toBe(200);
     expect(estimate.body).toMatchObject({ count: 6, exact: true });
     // Past the exact cap: the summed list counters.
-    const tuning = { exactUpTo: 2, readMembersUpTo: 1000, suppressionsUpTo: 1000 };
+    const tuning = { exactUpTo: 2, readMembersUpTo: 1000, suppressionsUpTo: 1000, suppressionsComparedUpTo: 1000 };
     const audience = { lists: [a], segments: [], exclude_lists: [], exclude_segments: [] };
     expect(await estimateAudience(panelShards(env, { shard: TEST_SHARD, partitions: TWO }, panelData), panel.id, audience, Date.now(), tuning)).toMatchObject({ ok: true, value: { count: 6, exact: false } });
 

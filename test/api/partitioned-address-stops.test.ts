@@ -1,8 +1,10 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { setPartitionMap } from "../../src/services/access/partitions";
+import { panelShards, setPartitionMap } from "../../src/services/access/partitions";
+import { estimateAudience } from "../../src/services/broadcasts/audience-estimate";
 import { recordBounce, recordComplaint } from "../../src/services/broadcasts/engagement";
 import { publishDueBroadcasts } from "../../src/services/broadcasts/publish";
+import { suppressSms } from "../../src/services/channels/sms/suppressions";
 import { recordJourneyComplaint } from "../../src/services/journeys/engagement";
 import type { ShardDb } from "../../src/store/shards";
 import { suppressAddress, type SuppressionReason } from "../../src/store/suppressions";
@@ -10,14 +12,15 @@ import { defineActivity, eventually, postActivity } from "../support/activity";
 import { outbox, waitForCampaign } from "../support/broadcasts";
 import { admin, apiFor, call, createPanel, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
 import { messagesOf, startJourney } from "../support/journeys";
-import { emailStopsOn, keyOn, listCampaign, pagePost, readersPanel, settledOnBoth, shard0, textsOn, TWO } from "../support/partitions";
+import { emailStopsOn, keyOn, keysOn, listCampaign, pagePost, readersPanel, settledOnBoth, shard0, textsOn, TWO, unsubscribeLinkOn } from "../support/partitions";
 
 // Decision 0038: email stops are kept by address. On a panel over two partitions (TWO: SHARD_0,
 // and SHARD_1, the home) a contact's own unsubscribes and bounces are on its shard, stops by
 // address written elsewhere (a report naming another message's address, a split's source, an
 // erased address) on the home. Every send, the contact page, the preference and unsubscribe
 // pages and an operator's preferences read the contact's shard and the home, the stricter
-// holding; a lift reaches both.
+// holding; a lift reaches both. A segment's `reachable: email` reads its own shard alone: a stop
+// the home records is written on the other shard too, and a new map copies the home's.
 
 const sorted = (items: readonly string[]) => [...items].sort();
 
@@ -164,7 +167,7 @@ describe("a panel on two partitions: stops by address kept on the home", () => {
     expect((await outbox(panel)).map((m) => m.to).filter((to) => homeKeys.includes(to))).toEqual([free]);
   });
 
-  it("a bounce of a message on the home naming the address of a contact on the other shard stops it there too, so a segment's reachable-by-email condition leaves that contact out", async () => {
+  it("a bounce of a message on the home stops its address and another it names on the other shard too, so a segment's reachable-by-email condition leaves that contact out", async () => {
     const panel = await createPanel();
     expect((await admin("PATCH", `/panels/${panel.id}`, { campaign_lead_minutes: 0 })).status).toBe(200);
     expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
@@ -178,7 +181,8 @@ describe("a panel on two partitions: stops by address kept on the home", () => {
     expect(await recordBounce(env, { providerMessageId: await providerIdOf(panelData, id, reader), permanent: true, addresses: [reader, named], detail: {} }, Date.now())).toBe(true);
 
     expect(await emailStopsOn(panelData, panel.id)).toEqual(sorted([`${reader} hard_bounce`, `${named} hard_bounce`]));
-    expect(await emailStopsOn(shard0, panel.id)).toEqual([`${named} hard_bounce`]);
+    // The message's own address too: a stop the home holds is read by every shard's sends, so it is on every shard.
+    expect(await emailStopsOn(shard0, panel.id)).toEqual(sorted([`${reader} hard_bounce`, `${named} hard_bounce`]));
     const counted = await admin("POST", `/panels/${panel.id}/segments/count`, { match: { all: [{ reachable: "email" }] } });
     expect(counted.status, JSON.stringify(counted.body)).toBe(200);
     expect(counted.body).toMatchObject({ count: 1, count_estimated: false });
@@ -236,5 +240,90 @@ describe("a panel on two partitions: stops by address kept on the home", () => {
     expect(await (await call(complained.unsubscribe)).text()).toContain(`Stop emails from`);
     expect(await emailStopsOn(panelData, panel.id)).toEqual(sorted([`${bounced.key} hard_bounce`, `${ownToo.key} hard_bounce`]));
     expect(await consentOn(shard0, panel.id)).toEqual(["subscribe unsubscribe_page"]);
+  });
+});
+
+describe("a panel on two partitions: a segment's reachable-by-email condition and stops the home holds", () => {
+  /** The panel's contacts a saved segment of `match` lists (once built on both shards) and its count, by EMAIL, and the count of the same filter unsaved. */
+  async function reachable(panel: TestPanel) {
+    const match = { all: [{ reachable: "email" }] };
+    const counted = await admin("POST", `/panels/${panel.id}/segments/count`, { match });
+    expect(counted.status, JSON.stringify(counted.body)).toBe(200);
+    const saved = await admin("POST", `/panels/${panel.id}/segments`, { name: "Reachable", match });
+    expect(saved.status, JSON.stringify(saved.body)).toBe(201);
+    const listed = await eventually(async () => {
+      const page = await admin("GET", `/panels/${panel.id}/segments/${saved.body.id}/contacts?limit=100`);
+      return page.status === 200 && page.body.contacts.length === saved.body.count ? (page.body.contacts as Array<{ EMAIL: string }>).map((c) => c.EMAIL) : undefined;
+    });
+    return { count: counted.body.count as number, saved: saved.body.count as number, listed: sorted(listed) };
+  }
+
+  it("an operator's unsubscribe of a contact on the home stops its address on the other shard too, so another contact there with that address leaves the segment", async () => {
+    const panel = await createPanel({ primary_key: "CUSTOMER_ID" });
+    expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
+    const api = apiFor(panel);
+    const [shared, free] = ["shared@example.com", "free@example.com"];
+    // Keyed by customer: two contacts share an address, one on each shard.
+    const [onHome, onShard0, freeOn0] = [keyOn(panel.id, TEST_SHARD), keyOn(panel.id, 0), keyOn(panel.id, 0, 1)];
+    for (const [CUSTOMER_ID, EMAIL] of [[onHome, shared], [onShard0, shared], [freeOn0, free]]) {
+      const added = await api("contact", "add", { data: { CUSTOMER_ID, EMAIL } });
+      expect(added.status, JSON.stringify(added.body)).toBe(200);
+    }
+    expect(await keysOn(shard0, panel.id)).toEqual(sorted([onShard0, freeOn0]));
+
+    const changed = await admin("PUT", `/panels/${panel.id}/contacts/${encodeURIComponent(onHome)}/preferences`, { email: "unsubscribed" });
+    expect([changed.status, changed.body.preferences?.email]).toEqual([200, "unsubscribed"]);
+    expect(await reachable(panel)).toEqual({ count: 1, saved: 1, listed: [free] });
+    expect(await emailStopsOn(panelData, panel.id)).toEqual([`${shared} unsubscribe`]);
+    expect(await emailStopsOn(shard0, panel.id)).toEqual([`${shared} unsubscribe`]);
+  });
+
+  it("a one-click unsubscribe from a campaign message of a contact on the home stops the address on the other shard too", async () => {
+    const { panel, list } = await readersPanel();
+    const key = keyOn(panel.id, TEST_SHARD);
+    expect((await apiFor(panel)("contact", "add", { data: { EMAIL: key }, listid: String(list) })).status).toBe(200);
+    const campaign = (await listCampaign(panel, list, { draft: true })).body.id as string;
+    const link = await unsubscribeLinkOn(panel, panelData, campaign, key);
+    expect((await call(link, pagePost([["List-Unsubscribe", "One-Click"]]))).status).toBe(200);
+    expect(await emailStopsOn(panelData, panel.id)).toEqual([`${key} unsubscribe`]);
+    expect(await emailStopsOn(shard0, panel.id)).toEqual([`${key} unsubscribe`]);
+  });
+
+  it("a stop the home held before the panel had a map reaches the new shard with the map, so a contact added there later with that address is not in the segment", async () => {
+    const panel = await createPanel();
+    const [stopped, free] = [keyOn(panel.id, 0), keyOn(panel.id, 0, 1)];
+    // Stops outlive their contacts: the panel holds none when its map is set.
+    await suppressAddress(panelData, panel.id, stopped, "complaint", null, Date.now());
+    await suppressSms([panelData], panel.id, "14155550100", "operator", Date.now());
+    expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
+
+    for (const EMAIL of [stopped, free]) expect((await apiFor(panel)("contact", "add", { data: { EMAIL } })).status).toBe(200);
+    expect(await reachable(panel)).toEqual({ count: 1, saved: 1, listed: [free] });
+    // SMS sends read their own shard's stops alone: the number's is there too.
+    expect(await emailStopsOn(shard0, panel.id)).toEqual([`${stopped} complaint`]);
+    expect(await textsOn(shard0, "SELECT phone || ' ' || reason FROM sms_suppressions WHERE panel_id = ?", panel.id)).toEqual(["14155550100 operator"]);
+  });
+});
+
+describe("a panel on two partitions: a campaign's audience estimate past its exact cap", () => {
+  it("subtracts an address stopped on both shards once; past the compared bound, the overlap of the first addresses compared is extrapolated", async () => {
+    const panel = await createPanel();
+    expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
+    const api = apiFor(panel);
+    const list = (await api("lists", "add", { listname: "Everyone" })).body.listid as number;
+    const keys = [0, 1, 2].flatMap((skip) => [keyOn(panel.id, 0, skip), keyOn(panel.id, TEST_SHARD, skip)]);
+    for (const EMAIL of keys) expect((await api("contact", "add", { data: { EMAIL }, listid: String(list) })).status).toBe(200);
+    // Three addresses stopped: one on both shards, one on each alone.
+    const now = Date.now();
+    for (const [db, address] of [[panelData, "a-both@example.net"], [shard0, "a-both@example.net"], [shard0, "b-shard0@example.net"], [panelData, "c-home@example.net"]] as const) {
+      await suppressAddress(db, panel.id, address, "unsubscribe", null, now);
+    }
+    const audience = { lists: [list], segments: [], exclude_lists: [], exclude_segments: [] };
+    const estimate = (suppressionsComparedUpTo: number) =>
+      estimateAudience(panelShards(env, { shard: TEST_SHARD, partitions: TWO }, panelData), panel.id, audience, now, { exactUpTo: 1, readMembersUpTo: 1000, suppressionsUpTo: 1000, suppressionsComparedUpTo });
+    // Six members less three addresses.
+    expect(await estimate(1000)).toMatchObject({ ok: true, value: { count: 3, exact: false } });
+    // SHARD_0 compares only its first address, held on the home: none of its two is taken as new.
+    expect(await estimate(1)).toMatchObject({ ok: true, value: { count: 4, exact: false } });
   });
 });

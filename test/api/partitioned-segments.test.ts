@@ -109,7 +109,7 @@ describe("saved segments on a panel of two partitions (decision 0038)", () => {
     expect(estimate.status, JSON.stringify(estimate.body)).toBe(200);
     expect(estimate.body).toMatchObject({ count: 2, exact: true });
     const audience = { lists: [], segments: [pune.id], exclude_lists: [], exclude_segments: [] };
-    const tuning = { exactUpTo: 1, readMembersUpTo: 1000, suppressionsUpTo: 1000 };
+    const tuning = { exactUpTo: 1, readMembersUpTo: 1000, suppressionsUpTo: 1000, suppressionsComparedUpTo: 1000 };
     expect(await estimateAudience(panelShards(env, { shard: TEST_SHARD, partitions: TWO }, panelData), panel.id, audience, Date.now(), tuning)).toMatchObject({
       ok: true,
       value: { count: 2, exact: false },

@@ -4,6 +4,7 @@ import { getPanel, type Panel } from "../../store/panels";
 import { setPanelPartitions } from "../../store/panel-partitions";
 import { allShards, shardByIndex, shardOf, type ShardDb } from "../../store/shards";
 import { hasContacts } from "../../store/contacts";
+import { copyStops } from "../../store/panel-move/stops";
 import { deleteSegmentsStatements, listSegments, mirrorSegmentsStatements, type Segment } from "../../store/segments";
 import { dropMirroredJourneysStatements, journeysToMirror, mirrorJourneysStatements } from "../../store/journeys/definitions";
 import { dropMirroredListsStatement, liveListsToMirror, mirrorListsStatement, parkListNamesStatement, type MirroredList } from "../../store/lists";
@@ -349,6 +350,9 @@ export async function dropConfiguration(target: ShardDb, panelId: string): Promi
   ]);
 }
 
+/** Stops read from the home a page when a new map places partitions on another shard. */
+const STOP_COPY_PAGE_ROWS = 500;
+
 /**
  * Gives a panel a new partition map (an operator's layout of a panel across shards, before it
  * holds contacts: moving rows between partitions is the split of decision 0038 step 5, not
@@ -378,6 +382,12 @@ export async function setPartitionMap(env: Env, panelId: string, partitions: rea
   // Mirrors first (decision 0041), so that once the map is read every partition has the configuration its rows name.
   for (const shard of after) if (shard !== panel.shard) await copyConfiguration(home, shardOf(env, { shard }), panelId);
   await setPanelPartitions(env.DB, panelId, partitions);
+  // A panel's stops outlive its contacts: every send of a contact off the home reads the home's
+  // too, and so must that shard's segment conditions (decision 0038, "Stops by address"), and its
+  // SMS sends, which read their own shard alone. Copied after the map is set, so a stop the home
+  // records meanwhile is either copied here or written there by its writer (home-stop-copies.ts).
+  // Paged; the panel holds no contacts, so rarely more than a few pages.
+  for (const shard of after) if (shard !== panel.shard && !before.includes(shard)) await copyStops(home, shardOf(env, { shard }), panelId, STOP_COPY_PAGE_ROWS);
   for (const shard of before) if (shard !== panel.shard && !after.includes(shard)) await dropConfiguration(shardOf(env, { shard }), panelId);
   // This isolate's cached directory entries carry the old map; others see the new one within their cache time.
   forgetPanelPlaces();

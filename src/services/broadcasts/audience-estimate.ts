@@ -2,18 +2,18 @@ import { refused, succeeded, type Result } from "../../lib/problems";
 import type { CampaignAudience } from "../../store/campaigns/definitions";
 import { countMatchingUpTo } from "../../store/segments";
 import type { ShardDb } from "../../store/shards";
-import { suppressionsUpTo } from "../../store/suppressions";
 import { panelContactsFigure, panelMemberFigures } from "../overview/counts";
 import { summedMemberCounts } from "../lists/counts";
 import { audienceProblems, compileAudience } from "./audience";
+import { distinctSuppressions } from "./distinct-suppressions";
 
 /**
  * How many contacts an audience reaches before it is scheduled (issue 43, item 2): counted
  * exactly, with the very condition publishing resolves (compileAudience), up to `exactUpTo`
  * matches; the scan stops at that match, so a big audience costs at most that many. Past it,
  * an estimate from stored figures: the lists' member counters (shard migration 0061) and the
- * segments' stored counts (0062), less the exclusions and the panel's suppressed addresses,
- * never below the cap the exact count reached nor above the panel's contacts.
+ * segments' stored counts (0062), less the exclusions and the panel's suppressed addresses
+ * (each once, however many shards hold it), never below the cap the exact count reached nor above the panel's contacts.
  */
 export const AUDIENCE_ESTIMATE = {
   /** Below this many the figure is exact. */
@@ -23,8 +23,14 @@ export const AUDIENCE_ESTIMATE = {
    * count reads only their members; past it, the panel's contacts in order until the cap.
    */
   readMembersUpTo: 250_000,
-  /** Suppressed addresses counted for the estimate (the count is bounded; more reads as this many). */
+  /** Suppressed addresses counted for the estimate, on each shard (the count is bounded; more reads as this many). */
   suppressionsUpTo: 1_000_000,
+  /**
+   * On a panel over several shards, each shard past the home compares up to this many of its
+   * stopped addresses with the shards before it, so an address stopped on several counts once
+   * (distinct-suppressions.ts); past it, the overlap is extrapolated.
+   */
+  suppressionsComparedUpTo: 10_000,
 };
 
 export type AudienceEstimateTuning = typeof AUDIENCE_ESTIMATE;
@@ -74,8 +80,10 @@ export async function estimateAudience(
   const counted = sum(await Promise.all(shards.map((shard) => countMatchingUpTo(shard, panelId, compiled, cap, among))));
   if (counted < cap) return succeeded({ count: counted, exact: true, countedAt: now, exactUpTo: cap });
 
-  const [contacts, suppressions] = await Promise.all([panelContactsFigure(shards, panelId, now), Promise.all(shards.map((shard) => suppressionsUpTo(shard, panelId, tuning.suppressionsUpTo)))]);
-  const suppressed = sum(suppressions);
+  const [contacts, suppressed] = await Promise.all([
+    panelContactsFigure(shards, panelId, now),
+    distinctSuppressions(shards, panelId, { countUpTo: tuning.suppressionsUpTo, compareUpTo: tuning.suppressionsComparedUpTo }),
+  ]);
   countedAt = Math.min(countedAt, contacts.countedAt);
   const reach = contacts.atLeast ? included : Math.min(included, contacts.n);
   const excluded = sum([...audience.exclude_lists.map((id) => lists.get(id) ?? 0), ...audience.exclude_segments.map(segmentSize)]);

@@ -6,6 +6,7 @@ import type { CampaignMessageRef, TrackingClaim } from "../channels/email/tracki
 import { countEngagement, markBounced, markUnsubscribed, sentMessageByProviderId, type TrackedMessage } from "../../store/campaigns/messages";
 import { suppressAddressStatement } from "../../store/suppressions";
 import { stopReportedAddresses } from "../channels/email/reported-stops";
+import { copyHomeStopsOf } from "../channels/email/home-stop-copies";
 import { recordEmailEvents } from "../pipeline/email-events";
 import { campaignMessageId } from "../../domain/email-message";
 
@@ -57,6 +58,7 @@ export async function unsubscribeRecipient(env: Env_, claim: TrackingClaim<Campa
   const { db, found: marked } = found;
   const { message, first } = marked;
   // The stop and its consent record (`proof`) are written together: never one without the other.
+  if (message.address) await copyHomeStopsOf(env, db, [{ panelId: message.panelId, address: message.address, reason: "unsubscribe", campaignId: message.campaignId }], now);
   const writes = [...(message.address ? [suppressAddressStatement(db, message.panelId, message.address, "unsubscribe", message.campaignId, now)] : []), ...((await proof?.(db)) ?? [])];
   if (writes.length) await db.batch(writes);
   if (first) {

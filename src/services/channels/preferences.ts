@@ -11,6 +11,7 @@ import { liftSmsStopStatement, suppressSmsStatement } from "./sms/suppressions";
 import { liftSuppressionStatement, suppressAddressStatement, suppressionHereOrHome } from "../../store/suppressions";
 import type { PanelShards } from "../access/partitions";
 import { liftOnOtherShards, type StopLift } from "./stop-lifts";
+import { copyHomeStops, type AddressStop } from "./email/home-stop-copies";
 
 const EMAIL_STATES: Record<SuppressionReason, ChannelState> = { unsubscribe: "unsubscribed", complaint: "complained", hard_bounce: "bounced" };
 
@@ -79,6 +80,8 @@ export async function changeContactPreferences(
   const writes: D1PreparedStatement[] = [];
   // Each lift is written on the contact's shard in the batch, and made on the panel's other shards before it.
   const lifts: StopLift[] = [];
+  // A stop written on the home is copied to the panel's other shards before the batch (home-stop-copies.ts).
+  const stops: AddressStop[] = [];
   const lift = (on: StopLift) => {
     lifts.push(on);
     const here = on(db);
@@ -87,7 +90,10 @@ export async function changeContactPreferences(
   if (change.email !== undefined && change.email !== current.email && address) {
     changed.email = change.email;
     // On a complained address an unsubscribe changes nothing: the stricter complaint stays (store/suppressions.ts).
-    if (change.email === "unsubscribed") writes.push(suppressAddressStatement(db, panelId, address, "unsubscribe", null, now));
+    if (change.email === "unsubscribed") {
+      writes.push(suppressAddressStatement(db, panelId, address, "unsubscribe", null, now));
+      stops.push({ panelId, address, reason: "unsubscribe", campaignId: null });
+    }
     else lift((shard) => liftSuppressionStatement(shard, panelId, address, LIFTABLE_SUPPRESSIONS[by]));
   }
   if (change.sms !== undefined && change.sms !== current.sms && phone) {
@@ -102,6 +108,7 @@ export async function changeContactPreferences(
   }
   // Why the other shards' lifts come first: stop-lifts.ts.
   if (lifts.length) await liftOnOtherShards(shards, db, lifts);
+  await copyHomeStops(shards, db, stops, now);
   // The changes and their consent records (`proof`, a recipient's) in one batch: never a change without its proof.
   if (writes.length) await db.batch([...writes, ...((await proof?.(changed)) ?? [])]);
   const after = await contactPreferences(db, shards[0], panelId, contact);

@@ -7,6 +7,7 @@ import type { JourneyMessageRef, TrackingClaim } from "../channels/email/trackin
 import { getMessages, journeyEmailByProviderId, type JourneyMessage } from "../../store/journeys/messages";
 import { suppressAddressStatement } from "../../store/suppressions";
 import { stopReportedAddresses } from "../channels/email/reported-stops";
+import { copyHomeStopsOf } from "../channels/email/home-stop-copies";
 import { journeyEmailAddress } from "./messages";
 
 /**
@@ -92,6 +93,7 @@ export async function unsubscribeJourneyRecipient(env: TrackEnv, claim: Tracking
   const { db, message } = found;
   const address = journeyEmailAddress(message);
   // As for campaign mail (broadcasts/engagement.ts): the stop and its consent record in one batch.
+  if (address) await copyHomeStopsOf(env, db, [{ panelId: message.panelId, address, reason: "unsubscribe", campaignId: null }], now);
   const writes = [...(address ? [suppressAddressStatement(db, message.panelId, address, "unsubscribe", null, now)] : []), ...((await proof?.(db)) ?? [])];
   if (writes.length) await db.batch(writes);
   // The guid keeps it one event per message, as campaign_messages.unsubscribed_at does for campaigns.

@@ -60,7 +60,7 @@ describe("the audience estimate", () => {
     const now = Date.now();
     // Reading only the members of what is included, or the panel's contacts in order: the same answers.
     for (const readMembersUpTo of [1000, 0]) {
-      const tuning = { exactUpTo: 2, readMembersUpTo, suppressionsUpTo: 1000 };
+      const tuning = { exactUpTo: 2, readMembersUpTo, suppressionsUpTo: 1000, suppressionsComparedUpTo: 1000 };
       // Exactly 3 (ada, bob, dee) would be reached; the count stops at 2 and estimates 1 (VIP) + 3 (Pune) - 1 suppressed.
       const over = await estimateAudience([panelData], panel.id, audience({ lists: [vip], segments: [pune] }), now, tuning);
       expect(over).toEqual({ ok: true, value: { count: 3, exact: false, countedAt: now, exactUpTo: 2 } });

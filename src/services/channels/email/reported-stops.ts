@@ -9,8 +9,10 @@ import { suppressAddressStatement, type SuppressionReason } from "../../../store
  * contact's sends read it. A report may name other addresses too, whose contacts may be on
  * any shard of a partitioned panel (decision 0038): those are stopped on every shard of the
  * panel, as an SMS STOP is, so each shard's sends, pages and segment conditions (a
- * `reachable: email` reads its own shard's stops) see them there. A panel without a map, or a
- * report naming only its message's address, writes `db` alone, as before.
+ * `reachable: email` reads its own shard's stops) see them there. When `db` is the home, the
+ * message's own address is too: every shard's sends read the home's stops, so its segment
+ * conditions must hold them as well (home-stop-copies.ts). A panel without a map writes `db`
+ * alone, as before.
  */
 export async function stopReportedAddresses(
   env: Env,
@@ -23,9 +25,9 @@ export async function stopReportedAddresses(
   const all = [...new Set([...addresses].map((address) => address.toLowerCase()))];
   if (all.length === 0) return;
   const own = message.address?.toLowerCase();
-  const others = all.filter((address) => address !== own);
-  const home = others.length ? await panelHome(env, message.panelId) : null;
-  const elsewhere = home ? panelShards(env, home.panel, home.db).filter((shard) => shard !== db) : [];
+  const home = await panelHome(env, message.panelId);
+  const spread = home.db === db ? all : all.filter((address) => address !== own);
+  const elsewhere = spread.length ? panelShards(env, home.panel, home.db).filter((shard) => shard !== db) : [];
   const stops = (on: ShardDb, list: readonly string[]) => on.batch(list.map((address) => suppressAddressStatement(on, message.panelId, address, reason, message.campaignId, now)));
-  await Promise.all([stops(db, all), ...elsewhere.map((shard) => stops(shard, others))]);
+  await Promise.all([stops(db, all), ...elsewhere.map((shard) => stops(shard, spread))]);
 }
