@@ -5,7 +5,7 @@ import { instantOf, wallClockAt } from "../domain/time";
 import { historyQuery, type PanelHistory } from "../domain/overview";
 import { panelHistory } from "../services/overview/history";
 import { overviewFigures, panelContactsFigure } from "../services/overview/counts";
-import { panelShards } from "../services/access/partitions";
+import { panelOwningShards, panelShards } from "../services/access/partitions";
 import { isoTime } from "../store/sql";
 import { definePanelRoute } from "./route";
 
@@ -22,7 +22,7 @@ const overview = definePanelRoute({
     const dayStart = instantOf({ ...today, hour: 0, minute: 0, second: 0 }, panel.timezone);
     // Contacts and the day's events and sends are counted on each shard holding a partition (decision 0038).
     const shards = panelShards(env, panel, db);
-    const [figures, contacts] = await Promise.all([overviewFigures(shards, panel.id, dayStart), panelContactsFigure(shards, panel.id, now)]);
+    const [figures, contacts] = await Promise.all([overviewFigures(shards, panel.id, dayStart), panelContactsFigure(panelOwningShards(env, panel, db), panel.id, now)]);
     const email = emailSetup(env);
     return {
       contacts: contacts.n,
@@ -49,7 +49,7 @@ const history = definePanelRoute({
   async handle({ env, query, panel, db }): Promise<PanelHistory> {
     const now = Date.now();
     const shards = panelShards(env, panel, db);
-    return panelHistory(shards, panel.id, query.days, now, (await panelContactsFigure(shards, panel.id, now)).n);
+    return panelHistory(shards, panel.id, query.days, now, (await panelContactsFigure(panelOwningShards(env, panel, db), panel.id, now)).n);
   },
 });
 

@@ -1,4 +1,4 @@
-import { panelShards } from "../services/access/partitions";
+import { panelOwningShards, panelShards } from "../services/access/partitions";
 import { jobStartedAnswer } from "../domain/answers/contacts";
 import { NEEDS } from "../domain/permissions";
 import { countedSegmentAnswer, segmentContactsAnswer, segmentCountAnswer, segmentHistoryAnswer, segmentListAnswer, segmentPageAnswer } from "../domain/answers/segments";
@@ -66,7 +66,7 @@ const countPreview = definePanelRoute({
   summary: "Count the contacts an unsaved segment definition matches (a preview while editing)",
   body: segmentCountBody,
   async handle({ env, body, panel, db }) {
-    const count = unwrap(await countSegment(panelShards(env, panel, db), panel.id, body.match));
+    const count = unwrap(await countSegment(panelOwningShards(env, panel, db), panel.id, body.match));
     return { count: count.n, count_estimated: count.estimated };
   },
 });
@@ -78,7 +78,7 @@ const listPanelSegments = definePanelRoute({
   response: segmentListAnswer,
   summary: "The panel's saved segments with their member counts, as last counted (every few minutes) and when",
   async handle({ env, panel, db }) {
-    return { segments: (await segmentsWithMembers(panelShards(env, panel, db), panel.id)).map(({ segment, members }) => ({ ...segmentView(segment), ...membersView(members) })) };
+    return { segments: (await segmentsWithMembers(panelOwningShards(env, panel, db), panel.id)).map(({ segment, members }) => ({ ...segmentView(segment), ...membersView(members) })) };
   },
 });
 
@@ -89,7 +89,7 @@ const readSegment = definePanelRoute({
   response: segmentPageAnswer,
   summary: "One saved segment with its count now",
   async handle({ env, path, panel, db }) {
-    const found = await segmentWithCount(panelShards(env, panel, db), panel.id, path.segment);
+    const found = await segmentWithCount(panelOwningShards(env, panel, db), panel.id, path.segment);
     if (!found) throw noSuchSegment(path.segment);
     return { ...segmentView(found.segment), count: found.count.n, count_estimated: found.count.estimated, ...membersView(found.members) };
   },
@@ -153,7 +153,7 @@ const segmentSizeHistory = definePanelRoute({
   summary: "Entries and exits per day (UTC) over the last `days` days, and the members as last counted and when",
   query: historyQuery,
   async handle({ env, path, query, panel, db }) {
-    const history = await sizeHistory(panelShards(env, panel, db), panel.id, path.segment, Date.now() - query.days * 86_400_000);
+    const history = await sizeHistory(panelOwningShards(env, panel, db), panel.id, path.segment, Date.now() - query.days * 86_400_000);
     if (!history) throw noSuchSegment(path.segment);
     return { ...membersView(history.members), days: history.days };
   },

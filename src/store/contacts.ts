@@ -6,8 +6,9 @@
 import type { ShardDb } from "./shards";
 import type { AttributeValue } from "../domain/attributes";
 import type { JsonEach } from "./json-each";
-import { contactBucket } from "../domain/partitions";
+import { contactBucket, type BucketRanges } from "../domain/partitions";
 import { clearedMembershipsStatement } from "./lists";
+import { inBucketRanges } from "./sql";
 
 export interface Contact {
   id: number;
@@ -309,6 +310,7 @@ export async function searchContactsContaining(
   after: string | undefined,
   limit: number,
   scanRows: number,
+  buckets: BucketRanges | null = null,
 ): Promise<BoundedSearch> {
   const pattern = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
   // The window: the next `scanRows` keys of the panel, walked in the primary-key index.
@@ -323,10 +325,14 @@ export async function searchContactsContaining(
     // a backslash, a control character): only then would the raw test miss it, so it is skipped.
     if (JSON.stringify(text) === `"${text}"`) where = `attrs LIKE ${like} ESCAPE '\\' AND ${where}`;
   }
+  // With `buckets`, the window still looks at every row (its bound), but answers only those in
+  // them: a split's source keeps copies of the moved contacts until cleaning (decision 0047).
+  const matchBinds = [pattern, ...(name === null ? [] : [`$.${name}`]), limit];
+  if (buckets) where = `${where} AND ${inBucketRanges("bucket", `?${windowBinds.length + matchBinds.length + 1}`)}`;
   const [found, extent] = await db.batch([
     db
-      .prepare(`SELECT ${CONTACT_COLUMNS} FROM (${window(CONTACT_COLUMNS)}) WHERE ${where} ORDER BY pk_value LIMIT ?${windowBinds.length + (name === null ? 2 : 3)}`)
-      .bind(...windowBinds, pattern, ...(name === null ? [] : [`$.${name}`]), limit),
+      .prepare(`SELECT ${CONTACT_COLUMNS} FROM (${window(buckets ? `${CONTACT_COLUMNS}, bucket` : CONTACT_COLUMNS)}) WHERE ${where} ORDER BY pk_value LIMIT ?${windowBinds.length + (name === null ? 2 : 3)}`)
+      .bind(...windowBinds, ...matchBinds, ...(buckets ? [JSON.stringify(buckets)] : [])),
     db.prepare(`SELECT count(*) AS scanned, max(pk_value) AS last FROM (${window("pk_value")})`).bind(...windowBinds),
   ]);
   const span = (extent!.results as Array<{ scanned: number; last: string | null }>)[0];

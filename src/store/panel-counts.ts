@@ -1,4 +1,6 @@
+import type { BucketRanges } from "../domain/partitions";
 import type { ShardDb } from "./shards";
+import { inBucketRanges } from "./sql";
 
 /**
  * Stored figures of a panel (shard migration 0062): its contacts and each saved segment's
@@ -27,16 +29,38 @@ export async function storedCounts(db: ShardDb, panelId: string, subjects: reado
   return new Map(results.map((r) => [r.subject, { n: r.n, countedAt: r.counted_at }]));
 }
 
-/** The panel's contacts, counted up to `cap` (reads at most `cap` index entries). */
-export async function contactsUpTo(db: ShardDb, panelId: string, cap: number): Promise<number> {
-  const row = await db.prepare("SELECT COUNT(*) AS n FROM (SELECT 1 FROM contacts WHERE panel_id = ?1 LIMIT ?2)").bind(panelId, cap).first<{ n: number }>();
-  return row!.n;
+/**
+ * Rows counted up to a cap: `read`, how many were read (at most the cap), and `n`, those of them
+ * in the shard's buckets (all of them without buckets).
+ */
+export interface CountedUpTo {
+  read: number;
+  n: number;
 }
 
-/** The segment's members, counted up to `cap`. */
-export async function membersUpTo(db: ShardDb, segmentId: string, cap: number): Promise<number> {
-  const row = await db.prepare("SELECT COUNT(*) AS n FROM (SELECT 1 FROM segment_members WHERE segment_id = ?1 LIMIT ?2)").bind(segmentId, cap).first<{ n: number }>();
-  return row!.n;
+/**
+ * `rows` (a SELECT of a `bucket` column `b`) counted up to `cap`. With `buckets` (the shard's
+ * in the panel's map) `n` keeps to them among the same rows: between a split's switch and its
+ * cleaning the source still holds copies of the moved rows, which are the target's (decision
+ * 0047). Reads at most `cap` rows either way.
+ */
+async function countUpTo(db: ShardDb, rows: string, key: string, cap: number, buckets: BucketRanges | null): Promise<CountedUpTo> {
+  const owned = buckets ? `COALESCE(SUM(${inBucketRanges("b", "?3")}), 0)` : "COUNT(*)";
+  const row = await db
+    .prepare(`SELECT COUNT(*) AS read, ${owned} AS n FROM (${rows} LIMIT ?2)`)
+    .bind(key, cap, ...(buckets ? [JSON.stringify(buckets)] : []))
+    .first<CountedUpTo>();
+  return row!;
+}
+
+/** The panel's contacts, counted up to `cap` (countUpTo; without `buckets` it reads index entries only). */
+export function contactsUpTo(db: ShardDb, panelId: string, cap: number, buckets: BucketRanges | null = null): Promise<CountedUpTo> {
+  return countUpTo(db, `SELECT ${buckets ? "bucket" : "1"} AS b FROM contacts WHERE panel_id = ?1`, panelId, cap, buckets);
+}
+
+/** The segment's members, counted up to `cap` (countUpTo). */
+export function membersUpTo(db: ShardDb, segmentId: string, cap: number, buckets: BucketRanges | null = null): Promise<CountedUpTo> {
+  return countUpTo(db, `SELECT ${buckets ? "bucket" : "1"} AS b FROM segment_members WHERE segment_id = ?1`, segmentId, cap, buckets);
 }
 
 /**

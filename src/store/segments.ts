@@ -7,6 +7,8 @@ import type { KeyedContact } from "./contacts";
 import { AUDIENCE_IN_USE } from "./lists";
 import type { CompiledSegment, SegmentCatalog } from "./segment-sql";
 import type { BucketRange } from "./panel-move/tables";
+import type { BucketRanges } from "../domain/partitions";
+import { inBucketRanges } from "./sql";
 
 /**
  * Saved segments (CONTRACT 9), their members and the log of entries and exits. Membership
@@ -172,20 +174,32 @@ const SAMPLE_WINDOWS = 16;
  * else a sample spread over the panel's ids, the first contacts of SAMPLE_WINDOWS equal id
  * ranges between its first and last, so the oldest contacts do not stand for the panel. Both
  * read contacts_by_panel from a seek, never sorting.
+ * With `buckets` (the shard's in the panel's map) only the contacts in them are counted, among
+ * the same rows read: between a split's switch and its cleaning the source still holds copies
+ * of the moved contacts, which are the target's (decision 0047).
  */
-export async function countMatchingInSample(db: ShardDb, panelId: string, compiled: CompiledSegment, examine: number): Promise<{ examined: number; hits: number; exact: boolean }> {
+export async function countMatchingInSample(
+  db: ShardDb,
+  panelId: string,
+  compiled: CompiledSegment,
+  examine: number,
+  buckets: BucketRanges | null = null,
+): Promise<{ examined: number; hits: number; exact: boolean }> {
+  const owned = buckets ? inBucketRanges("c.bucket", "?4") : "1";
   const matching = (range: string, limit: string) =>
-    `SELECT (${compiled.where}) AS hit FROM contacts c INDEXED BY contacts_by_panel WHERE c.panel_id = ?1${range} ORDER BY c.id LIMIT ${limit}`;
+    `SELECT (${compiled.where}) AS hit, ${owned} AS owned FROM contacts c INDEXED BY contacts_by_panel WHERE c.panel_id = ?1${range} ORDER BY c.id LIMIT ${limit}`;
+  const figures = "COUNT(*) AS scanned, COALESCE(SUM(owned), 0) AS examined, COALESCE(SUM(hit AND owned), 0) AS hits";
+  const ranges = buckets ? [JSON.stringify(buckets)] : [];
   const first = (await db
     .prepare(
-      `SELECT COUNT(*) AS examined, COALESCE(SUM(hit), 0) AS hits,
+      `SELECT ${figures},
          (SELECT MIN(id) FROM contacts INDEXED BY contacts_by_panel WHERE panel_id = ?1) AS lo,
          (SELECT MAX(id) FROM contacts INDEXED BY contacts_by_panel WHERE panel_id = ?1) AS hi
        FROM (${matching("", "?3")})`,
     )
-    .bind(panelId, compiled.values, examine)
-    .first<{ examined: number; hits: number; lo: number | null; hi: number | null }>())!;
-  if (first.examined < examine || first.lo === null || first.hi === null) return { examined: first.examined, hits: first.hits, exact: true };
+    .bind(panelId, compiled.values, examine, ...ranges)
+    .first<{ scanned: number; examined: number; hits: number; lo: number | null; hi: number | null }>())!;
+  if (first.scanned < examine || first.lo === null || first.hi === null) return { examined: first.examined, hits: first.hits, exact: true };
   const windows = Math.min(SAMPLE_WINDOWS, examine);
   const span = first.hi - first.lo + 1;
   const edge = (k: number) => first.lo! + Math.floor((span * k) / windows);
@@ -193,8 +207,8 @@ export async function countMatchingInSample(db: ShardDb, panelId: string, compil
   const rows = await db.batch<{ examined: number; hits: number }>(
     Array.from({ length: windows }, (_, k) =>
       db
-        .prepare(`SELECT COUNT(*) AS examined, COALESCE(SUM(hit), 0) AS hits FROM (${matching(` AND c.id >= ${edge(k)} AND c.id < ${edge(k + 1)}`, String(Math.floor(examine / windows)))})`)
-        .bind(panelId, compiled.values),
+        .prepare(`SELECT ${figures} FROM (${matching(` AND c.id >= ${edge(k)} AND c.id < ${edge(k + 1)}`, String(Math.floor(examine / windows)))})`)
+        .bind(panelId, compiled.values, ...(buckets ? [null, ...ranges] : [])),
     ),
   );
   const sum = (figure: "examined" | "hits") => rows.reduce((total, row) => total + row.results[0]![figure], 0);
@@ -219,8 +233,13 @@ export async function countMatchingUpTo(db: ShardDb, panelId: string, compiled: 
   return row!.n;
 }
 
-export async function memberCount(db: ShardDb, segmentId: string): Promise<number> {
-  const row = await db.prepare("SELECT COUNT(*) AS n FROM segment_members WHERE segment_id = ?").bind(segmentId).first<{ n: number }>();
+/** The segment's members on this shard; with `buckets`, those in them (the shard's in the panel's map). */
+export async function memberCount(db: ShardDb, segmentId: string, buckets: BucketRanges | null = null): Promise<number> {
+  const owned = buckets ? ` AND ${inBucketRanges("bucket", "?2")}` : "";
+  const row = await db
+    .prepare(`SELECT COUNT(*) AS n FROM segment_members WHERE segment_id = ?1${owned}`)
+    .bind(segmentId, ...(buckets ? [JSON.stringify(buckets)] : []))
+    .first<{ n: number }>();
   return row!.n;
 }
 

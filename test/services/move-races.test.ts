@@ -3,7 +3,11 @@ import { describe, expect, it } from "vitest";
 import { contactBucket } from "../../src/domain/partitions";
 import { MOVE_TUNING, runMoveStep, type MoveTuning } from "../../src/services/panels/move";
 import { getPanelMove, insertPanelMove } from "../../src/store/panel-moves";
-import { admin, BASE, fetchWith, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
+import { admin, ADMIN_TOKEN, BASE, call, fetchWith, jobFinished, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
+import { getPanel } from "../../src/store/panels";
+import { getSegment } from "../../src/store/segments";
+import { panelOwningShards } from "../../src/services/access/partitions";
+import { countSavedSegment } from "../../src/services/segments/definitions";
 import { collectingQueue, drainQueue, withBindings } from "../support/cron";
 import { membersOn, panelWithList, shard0 } from "../support/partitions";
 import { recordEvents } from "../../src/services/pipeline/record";
@@ -94,25 +98,65 @@ describe("a list emptied while a split's fence stands (decision 0047)", () => {
   });
 });
 
+/** The panel of splittingList with a saved segment of the list's members, switched and not yet cleaned. */
+async function switchedWithSegment(prefix: string) {
+  const { keys, panel, split } = await splittingList(prefix);
+  const { body: lists } = await admin("GET", `/panels/${panel.id}/lists`);
+  const match = { all: [{ list: lists.lists[0].id, op: "in" }] };
+  const saved = await admin("POST", `/panels/${panel.id}/segments`, { name: "Readers", match });
+  expect(saved.status, JSON.stringify(saved.body)).toBe(201);
+  expect(await split.step()).toEqual({ next: "now" });
+  expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+  return { keys, panel, match, listId: lists.lists[0].id as number, segmentId: saved.body.id as string };
+}
+
 describe("reads of a panel while its split's source still holds the moved rows (decision 0047)", () => {
-  // Not fixed: a segment's count (POST /segments/count, a saved segment's) still sums each
-  // shard's count, the source's copies of the moved contacts with them, until cleaning.
   it("a list's members, a contact search and a segment's members list each contact once between the switch and cleaning", async () => {
-    const { keys, panel, split } = await splittingList("reads");
-    const { body: lists } = await admin("GET", `/panels/${panel.id}/lists`);
-    const match = { all: [{ list: lists.lists[0].id, op: "in" }] };
-    const saved = await admin("POST", `/panels/${panel.id}/segments`, { name: "Readers", match });
-    expect(saved.status, JSON.stringify(saved.body)).toBe(201);
-    expect(await split.step()).toEqual({ next: "now" });
-    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    const { keys, panel, listId, segmentId } = await switchedWithSegment("reads");
 
     const sorted = [...keys].sort();
-    const members = await admin("GET", `/panels/${panel.id}/lists/${lists.lists[0].id}/members?limit=100`);
+    const members = await admin("GET", `/panels/${panel.id}/lists/${listId}/members?limit=100`);
     expect(members.body.members.map((m: { key: string }) => m.key).sort()).toEqual(sorted);
     const found = await admin("GET", `/panels/${panel.id}/contacts?q=&match=prefix&limit=100`);
     expect(found.body.contacts.map((c: { key: string }) => c.key)).toEqual(sorted);
-    const inSegment = await admin("GET", `/panels/${panel.id}/segments/${saved.body.id}/contacts?limit=100`);
+    const inSegment = await admin("GET", `/panels/${panel.id}/segments/${segmentId}/contacts?limit=100`);
     expect(inSegment.body.contacts.map((c: { EMAIL: string }) => c.EMAIL).sort()).toEqual(sorted);
+  });
+});
+
+describe("figures of a panel while its split's source still holds the moved rows (decision 0047)", () => {
+  it("a segment's count, a preview's and a saved one's, exact and estimated, counts each contact once", async () => {
+    const { keys, panel, match, segmentId } = await switchedWithSegment("counted");
+    expect((await admin("POST", `/panels/${panel.id}/segments/count`, { match })).body).toEqual({ count: keys.length, count_estimated: false });
+    expect((await admin("GET", `/panels/${panel.id}/segments/${segmentId}`)).body).toMatchObject({ count: keys.length, count_estimated: false });
+    // Past a cap of 5 each shard estimates from its sample: every contact matches, so its own contacts.
+    const placed = (await getPanel(env.DB, panel.id))!;
+    const segment = (await getSegment(panelData, panel.id, segmentId))!;
+    expect(await countSavedSegment(panelOwningShards(env, placed, panelData), panel.id, segment.match, Date.now(), 5)).toEqual({ n: keys.length, estimated: true });
+  });
+
+  it("the panel's contacts and a segment's members, as screens read them, count each contact once", async () => {
+    const { keys, panel, segmentId } = await switchedWithSegment("figures");
+    expect((await admin("GET", `/panels/${panel.id}/overview`)).body).toMatchObject({ contacts: keys.length, contacts_at_least: false });
+    expect((await admin("GET", `/panels/${panel.id}/segments`)).body.segments).toEqual([expect.objectContaining({ id: segmentId, members: keys.length, members_at_least: false })]);
+    expect((await admin("GET", `/panels/${panel.id}/segments/${segmentId}`)).body).toMatchObject({ members: keys.length });
+  });
+
+  it("a contains search lists each contact once", async () => {
+    const { keys, panel } = await switchedWithSegment("containing");
+    const found = await admin("GET", `/panels/${panel.id}/contacts?q=containing&match=contains&limit=100`);
+    expect(found.status, JSON.stringify(found.body)).toBe(200);
+    expect(found.body.contacts.map((c: { key: string }) => c.key)).toEqual([...keys].sort());
+  });
+
+  it("a segment's export writes each member once, and counts each once in its total", async () => {
+    const { keys, panel, segmentId } = await switchedWithSegment("exported");
+    const started = await call(`/admin/v1/panels/${panel.id}/segments/${segmentId}/export`, { method: "POST", headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expect(started.status).toBe(202);
+    const { jobid } = (await started.json()) as { jobid: string };
+    expect(await jobFinished(panel, jobid)).toMatchObject({ status: "completed", progress: { rows: keys.length, total: keys.length } });
+    const file = await call(`/admin/v1/panels/${panel.id}/jobs/${jobid}/export.csv`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expect((await file.text()).split("\r\n").slice(1, -1).sort()).toEqual([...keys].sort());
   });
 });
 

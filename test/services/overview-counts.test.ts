@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { DAY_MS } from "../../src/domain/time";
 import type { SegmentNode } from "../../src/domain/segments";
+import { wholeShards } from "../../src/services/access/partitions";
 import { contactsFigure, memberFigures, PANEL_COUNTS, refreshPanelCounts } from "../../src/services/overview/counts";
 import { housekeeping } from "../../src/services/retention/housekeeping";
 import { act } from "../support/journeys";
@@ -97,11 +98,11 @@ describe("segment counts in a request (issue 42)", () => {
     await addContacts(panel, ["e@x.io", "f@x.io", "g@x.io", "h@x.io"], "Delhi");
     const pune: SegmentNode = { all: [{ attribute: "CITY", op: "eq", value: "Pune" }] };
     const now = Date.now();
-    expect(await countSegment([panelData], panel.id, pune, now)).toEqual({ ok: true, value: { n: 4, estimated: false } });
+    expect(await countSegment(wholeShards([panelData]), panel.id, pune, now)).toEqual({ ok: true, value: { n: 4, estimated: false } });
     // Past a cap of 5: a sample of five spread over the panel's ids, not its five oldest (four of them in Pune).
-    expect(await countSegment([panelData], panel.id, pune, now, 5)).toEqual({ ok: true, value: { n: 5, estimated: true } });
+    expect(await countSegment(wholeShards([panelData]), panel.id, pune, now, 5)).toEqual({ ok: true, value: { n: 5, estimated: true } });
     // Past a cap of 7 (seven windows, each a statement: D1 refuses a compound SELECT past five terms): 4 of 7 in Pune.
-    expect(await countSegment([panelData], panel.id, pune, now, 7)).toEqual({ ok: true, value: { n: 5, estimated: true } });
+    expect(await countSegment(wholeShards([panelData]), panel.id, pune, now, 7)).toEqual({ ok: true, value: { n: 5, estimated: true } });
 
     const segment = (await admin("POST", `/panels/${panel.id}/segments`, { name: "Pune", match: pune })).body;
     expect(segment).toMatchObject({ count: 4, count_estimated: false });
@@ -109,7 +110,7 @@ describe("segment counts in a request (issue 42)", () => {
     await eventually(async () => ((await admin("GET", `/panels/${panel.id}/segments/${segment.id}`)).body.members === 4 ? true : undefined));
     // Past the cap, a saved segment answers its members as the background last counted them.
     for (let run = 0; run < 10; run++) await refreshPanelCounts(panelData, [panel.id], now + run, { ...TINY, requestCap: 2 });
-    const read = await segmentWithCount([panelData], panel.id, segment.id, now, 5);
+    const read = await segmentWithCount(wholeShards([panelData]), panel.id, segment.id, now, 5);
     expect(read?.count).toEqual({ n: 4, estimated: true });
   });
 });

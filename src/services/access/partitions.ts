@@ -98,11 +98,21 @@ export interface OwningShard {
  * that counts rows keeps to them, since between a split's switch and its cleaning the source
  * still holds copies of the moved rows (decision 0047), which the target owns.
  */
-export function panelOwningShards(env: Env, panel: PanelPlace, home: ShardDb): OwningShard[] {
-  return panelShardPlaces(env, panel).map((place) => ({
+export function panelOwningShards(env: Env, panel: PanelPlace, home: ShardDb): OwningShards {
+  const [first, ...rest] = panelShardPlaces(env, panel).map((place) => ({
     db: place.home ? home : place.db,
     buckets: panel.partitions.length ? bucketRangesOn(panel.partitions, place.shard) : null,
   }));
+  return [first!, ...rest];
+}
+
+/** The panel's owning shards, the home first (panelOwningShards). */
+export type OwningShards = readonly [OwningShard, ...OwningShard[]];
+
+/** Shards whose every row counts (a read that does not yet keep to the map's buckets). */
+export function wholeShards(shards: readonly [ShardDb, ...ShardDb[]]): OwningShards {
+  const [home, ...rest] = shards;
+  return [{ db: home, buckets: null }, ...rest.map((db) => ({ db, buckets: null }))];
 }
 
 /**

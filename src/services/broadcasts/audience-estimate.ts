@@ -3,6 +3,7 @@ import type { CampaignAudience } from "../../store/campaigns/definitions";
 import { countMatchingUpTo } from "../../store/segments";
 import type { ShardDb } from "../../store/shards";
 import { panelContactsFigure, panelMemberFigures } from "../overview/counts";
+import { wholeShards } from "../access/partitions";
 import { summedMemberCounts } from "../lists/counts";
 import { audienceProblems, compileAudience } from "./audience";
 import { distinctSuppressions } from "./distinct-suppressions";
@@ -61,9 +62,10 @@ export async function estimateAudience(
   const problems = await audienceProblems(db, panelId, audience);
   if (problems.length) return refused("invalid", problems);
   const cap = tuning.exactUpTo;
+  // Every shard's rows count (wholeShards): a split's source counts its copies of the moved contacts until cleaning (decision 0047).
   const [lists, segments, compiled] = await Promise.all([
     summedMemberCounts(shards, panelId, [...audience.lists, ...audience.exclude_lists]),
-    panelMemberFigures(shards, panelId, [...audience.segments, ...audience.exclude_segments], now),
+    panelMemberFigures(wholeShards(shards), panelId, [...audience.segments, ...audience.exclude_segments], now),
     compileAudience(db, panelId, audience, now, "probe"),
   ]);
   let countedAt = now;
@@ -81,7 +83,7 @@ export async function estimateAudience(
   if (counted < cap) return succeeded({ count: counted, exact: true, countedAt: now, exactUpTo: cap });
 
   const [contacts, suppressed] = await Promise.all([
-    panelContactsFigure(shards, panelId, now),
+    panelContactsFigure(wholeShards(shards), panelId, now),
     distinctSuppressions(shards, panelId, { countUpTo: tuning.suppressionsUpTo, compareUpTo: tuning.suppressionsComparedUpTo }),
   ]);
   countedAt = Math.min(countedAt, contacts.countedAt);

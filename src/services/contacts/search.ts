@@ -3,7 +3,7 @@ import { searchContacts, searchContactsByAttribute, searchContactsContaining, ty
 import type { Panel } from "../../store/panels";
 import type { ShardDb } from "../../store/shards";
 import { compareStoredText } from "../../store/sql";
-import { mergedContactPage, panelShards, partitionOfContact } from "../access/partitions";
+import { mergedContactPage, panelOwningShards, panelShards, partitionOfContact } from "../access/partitions";
 
 /**
  * The panel's contact search across its partitions (decision 0038 step 3), in key order as
@@ -41,7 +41,8 @@ export async function searchPanelByAttribute(
  * the key range one window would), and the answer holds only what lies within every shard's
  * window: up to the smallest last key of a shard whose window was full, where the next page
  * starts (`lastScanned`, null when every shard was read to its end). `scanned` is the rows all
- * shards looked at.
+ * shards looked at. Each shard answers only the contacts of the buckets its map gives it: a
+ * split's source still holds copies of the moved ones until cleaning (decision 0047).
  */
 export async function searchPanelContaining(
   env: Env,
@@ -53,9 +54,9 @@ export async function searchPanelContaining(
   limit: number,
   scanRows: number,
 ): Promise<BoundedSearch> {
-  const shards = panelShards(env, panel, home);
+  const shards = panelOwningShards(env, panel, home);
   const window = Math.ceil(scanRows / shards.length);
-  const scans = await Promise.all(shards.map((db) => searchContactsContaining(db, panel.id, name, text, after, limit, window)));
+  const scans = await Promise.all(shards.map(({ db, buckets }) => searchContactsContaining(db, panel.id, name, text, after, limit, window, buckets)));
   let horizon: string | null = null;
   for (const scan of scans) {
     if (scan.scanned === window && scan.lastScanned !== null && (horizon === null || compareStoredText(scan.lastScanned, horizon) < 0)) horizon = scan.lastScanned;

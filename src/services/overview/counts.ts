@@ -1,8 +1,10 @@
 import { COUNT_REQUEST_CAP } from "../../domain/overview";
 import { DAY_MS } from "../../domain/time";
-import { CONTACTS, contactsUpTo, countStep, ensureCountRows, membersUpTo, pruneReceivedSlots, storedCounts, type StoredCount } from "../../store/panel-counts";
+import type { BucketRanges } from "../../domain/partitions";
+import { CONTACTS, contactsUpTo, countStep, ensureCountRows, membersUpTo, pruneReceivedSlots, storedCounts, type CountedUpTo, type StoredCount } from "../../store/panel-counts";
 import { panelFigures, todayFigures, type PanelFigures } from "../../store/overview";
 import type { ShardDb } from "../../store/shards";
+import type { OwningShard } from "../access/partitions";
 
 /**
  * Counts screens read (issue 42): a panel's contacts and its segments' members are counted in
@@ -69,25 +71,29 @@ export async function refreshPanelCounts(db: ShardDb, panelIds: readonly string[
  * milliseconds of index at most); past it the stored figure when it is at least the cap, else
  * the cap as a floor (never counted, or counted before the panel grew past it).
  */
-function figure(upToCap: number, stored: StoredCount | undefined, now: number, cap: number): CountFigure {
-  if (upToCap < cap) return { n: upToCap, countedAt: now, atLeast: false };
+function figure(upToCap: CountedUpTo, stored: StoredCount | undefined, now: number, cap: number): CountFigure {
+  if (upToCap.read < cap) return { n: upToCap.n, countedAt: now, atLeast: false };
   if (stored?.n != null && stored.countedAt != null && stored.n >= cap) return { n: stored.n, countedAt: stored.countedAt, atLeast: false };
   return { n: cap, countedAt: now, atLeast: true };
 }
 
-/** The panel's contacts: counted now when fewer than the cap, else as last counted. */
-export async function contactsFigure(db: ShardDb, panelId: string, now: number, tuning: CountTuning = PANEL_COUNTS): Promise<CountFigure> {
-  const [upToCap, stored] = await Promise.all([contactsUpTo(db, panelId, tuning.requestCap), storedCounts(db, panelId, [CONTACTS])]);
+/**
+ * The panel's contacts: counted now when fewer than the cap, else as last counted. With
+ * `buckets` (the shard's in the map) the count keeps to them (contactsUpTo).
+ */
+export async function contactsFigure(db: ShardDb, panelId: string, now: number, tuning: CountTuning = PANEL_COUNTS, buckets: BucketRanges | null = null): Promise<CountFigure> {
+  const [upToCap, stored] = await Promise.all([contactsUpTo(db, panelId, tuning.requestCap, buckets), storedCounts(db, panelId, [CONTACTS])]);
   return figure(upToCap, stored.get(CONTACTS), now, tuning.requestCap);
 }
 
 /**
  * The panel's contacts over the shards holding its partitions (`shards`, the home first:
- * panelShards, decision 0038 step 6): each shard's figure, a bounded read each, summed; as old
- * as the oldest of them, and a floor when any is. A panel without a map: its home's figure.
+ * panelOwningShards, decision 0038 step 6): each shard's figure of its own buckets, a bounded
+ * read each, summed; as old as the oldest of them, and a floor when any is. A panel without a
+ * map: its home's figure.
  */
-export async function panelContactsFigure(shards: readonly ShardDb[], panelId: string, now: number, tuning: CountTuning = PANEL_COUNTS): Promise<CountFigure> {
-  return summedFigure(await Promise.all(shards.map((db) => contactsFigure(db, panelId, now, tuning))));
+export async function panelContactsFigure(shards: readonly OwningShard[], panelId: string, now: number, tuning: CountTuning = PANEL_COUNTS): Promise<CountFigure> {
+  return summedFigure(await Promise.all(shards.map((shard) => contactsFigure(shard.db, panelId, now, tuning, shard.buckets))));
 }
 
 /** Figures of one subject on several shards as one: summed, as old as the oldest, a floor when any is. */
@@ -111,20 +117,20 @@ export async function overviewFigures(shards: readonly [ShardDb, ...ShardDb[]], 
   return days.reduce((sum: PanelFigures, day) => ({ ...sum, eventsToday: sum.eventsToday + day.eventsToday, sendsToday: sum.sendsToday + day.sendsToday }), figures!);
 }
 
-/** Each segment's members by segment id: counted now when fewer than the cap, else as last counted. */
-export async function memberFigures(db: ShardDb, panelId: string, segmentIds: readonly string[], now: number, tuning: CountTuning = PANEL_COUNTS): Promise<Map<string, CountFigure>> {
-  const [upToCap, stored] = await Promise.all([Promise.all(segmentIds.map((id) => membersUpTo(db, id, tuning.requestCap))), storedCounts(db, panelId, segmentIds)]);
+/** Each segment's members by segment id: counted now when fewer than the cap (of `buckets`, as contactsFigure), else as last counted. */
+export async function memberFigures(db: ShardDb, panelId: string, segmentIds: readonly string[], now: number, tuning: CountTuning = PANEL_COUNTS, buckets: BucketRanges | null = null): Promise<Map<string, CountFigure>> {
+  const [upToCap, stored] = await Promise.all([Promise.all(segmentIds.map((id) => membersUpTo(db, id, tuning.requestCap, buckets))), storedCounts(db, panelId, segmentIds)]);
   return new Map(segmentIds.map((id, i) => [id, figure(upToCap[i]!, stored.get(id), now, tuning.requestCap)]));
 }
 
 /**
  * Each segment's members over the shards holding the panel's partitions (`shards`, the home
- * first: panelShards, decision 0038 step 6), each shard counting its own members (one bounded
- * read a segment, and one of the stored figures, per shard), summed as panelContactsFigure sums.
- * A panel without a map: its home's figures.
+ * first: panelOwningShards, decision 0038 step 6), each shard counting its own members (one
+ * bounded read a segment, and one of the stored figures, per shard), summed as
+ * panelContactsFigure sums. A panel without a map: its home's figures.
  */
-export async function panelMemberFigures(shards: readonly ShardDb[], panelId: string, segmentIds: readonly string[], now: number, tuning: CountTuning = PANEL_COUNTS): Promise<Map<string, CountFigure>> {
-  const perShard = await Promise.all(shards.map((db) => memberFigures(db, panelId, segmentIds, now, tuning)));
+export async function panelMemberFigures(shards: readonly OwningShard[], panelId: string, segmentIds: readonly string[], now: number, tuning: CountTuning = PANEL_COUNTS): Promise<Map<string, CountFigure>> {
+  const perShard = await Promise.all(shards.map((shard) => memberFigures(shard.db, panelId, segmentIds, now, tuning, shard.buckets)));
   if (perShard.length === 1) return perShard[0]!;
   return new Map(segmentIds.map((id) => [id, summedFigure(perShard.map((m) => m.get(id)!))]));
 }

@@ -1,6 +1,5 @@
-import type { ShardDb } from "../../store/shards";
 import { panelHome } from "../access/shards";
-import { mirrorSegments, mirrorShards, panelShardPlaces, panelShards } from "../access/partitions";
+import { mirrorSegments, mirrorShards, panelOwningShards, panelShardPlaces, type OwningShard, type OwningShards } from "../access/partitions";
 import { refused, succeeded, type Result } from "../../lib/problems";
 import { dependenciesOf, type SegmentDefinition, type SegmentNode } from "../../domain/segments";
 import { newId } from "../../lib/random";
@@ -30,15 +29,17 @@ export type SegmentOutcome = Result<{ segment: Segment; count: MatchCount }>;
  * panel): below it the count is exact; past it the share that matched in a sample of that many
  * (spread over the panel's ids), times the panel's contacts as last counted
  * (services/overview/counts.ts), rounded: an estimate.
- * `shards` are the panel's (panelShards, the home first; decision 0038 step 6): each counts its
- * own contacts so, one bounded read each, and the counts are summed; estimated when any is.
+ * `shards` are the panel's (panelOwningShards, the home first; decision 0038 step 6): each counts
+ * its own contacts so, those of the buckets the map gives it (a split's source keeps copies of
+ * the moved ones until cleaning, decision 0047), one bounded read each, and the counts are
+ * summed; estimated when any is.
  */
-async function boundedCount(shards: readonly ShardDb[], panelId: string, compiled: CompiledSegment, now: number, cap = COUNT_REQUEST_CAP): Promise<MatchCount> {
+async function boundedCount(shards: readonly OwningShard[], panelId: string, compiled: CompiledSegment, now: number, cap = COUNT_REQUEST_CAP): Promise<MatchCount> {
   const counts = await Promise.all(
-    shards.map(async (db): Promise<MatchCount> => {
-      const { examined, hits, exact } = await countMatchingInSample(db, panelId, compiled, cap);
+    shards.map(async ({ db, buckets }): Promise<MatchCount> => {
+      const { examined, hits, exact } = await countMatchingInSample(db, panelId, compiled, cap, buckets);
       if (exact) return { n: hits, estimated: false };
-      const contacts = await contactsFigure(db, panelId, now);
+      const contacts = await contactsFigure(db, panelId, now, undefined, buckets);
       return { n: examined ? Math.round((hits / examined) * contacts.n) : 0, estimated: true };
     }),
   );
@@ -49,8 +50,8 @@ async function boundedCount(shards: readonly ShardDb[], panelId: string, compile
  * How many of the panel's contacts match `match` now (a preview, or a saved segment's count),
  * bounded (boundedCount); `shards` as there, the home's configuration checking the match.
  */
-export async function countSegment(shards: readonly [ShardDb, ...ShardDb[]], panelId: string, match: SegmentNode, now = Date.now(), cap = COUNT_REQUEST_CAP): Promise<Result<MatchCount>> {
-  const home = shards[0];
+export async function countSegment(shards: OwningShards, panelId: string, match: SegmentNode, now = Date.now(), cap = COUNT_REQUEST_CAP): Promise<Result<MatchCount>> {
+  const home = shards[0].db;
   const catalog = await loadSegmentCatalog(home, panelId);
   const checked = await checkSegmentMatch(home, panelId, catalog, match);
   if (!checked.ok) return refused("invalid", checked.problems);
@@ -62,8 +63,8 @@ export async function countSegment(shards: readonly [ShardDb, ...ShardDb[]], pan
  * may have gone since it was saved (a list deleted through the API, a draft campaign deleted),
  * and a condition on what is gone matches as its build makes it (`in` a deleted list: no one).
  */
-export async function countSavedSegment(shards: readonly [ShardDb, ...ShardDb[]], panelId: string, match: SegmentNode, now = Date.now(), cap = COUNT_REQUEST_CAP): Promise<MatchCount> {
-  const catalog = await loadSegmentCatalog(shards[0], panelId);
+export async function countSavedSegment(shards: OwningShards, panelId: string, match: SegmentNode, now = Date.now(), cap = COUNT_REQUEST_CAP): Promise<MatchCount> {
+  const catalog = await loadSegmentCatalog(shards[0].db, panelId);
   return boundedCount(shards, panelId, compileSegment(match, catalog, now, "probe"), now, cap);
 }
 
@@ -95,7 +96,7 @@ export async function saveSegment(
   forgetPanelSegments(panelId);
   if (!segment) return noSuchSegment(String(options.id));
   await mirrorSegments(mirrorShards(env, panel), panelId, [segment], options.now);
-  const count = await boundedCount(panelShards(env, panel, db), panelId, compileSegment(segment.match, catalog, options.now, "probe"), options.now);
+  const count = await boundedCount(panelOwningShards(env, panel, db), panelId, compileSegment(segment.match, catalog, options.now, "probe"), options.now);
   for (const place of panelShardPlaces(env, panel)) {
     options.defer(
       buildSegment(env, segment, options.now, BUILD_AFTER_SAVE_MS, place.db).catch((error: unknown) =>

@@ -23,7 +23,7 @@ import { getSegment, memberCount, segmentMembersPage, type Segment } from "../..
 import { loadAttributeSchema } from "../../store/attributes";
 import type { ShardDb } from "../../store/shards";
 import { panelDb, panelHome, shardTask } from "../access/shards";
-import { mergedContactPage, panelShardPlaces } from "../access/partitions";
+import { mergedContactPage, panelOwningShards, panelShardPlaces } from "../access/partitions";
 import { buildSegment } from "./membership";
 import { noSuchSegment } from "./definitions";
 
@@ -152,7 +152,8 @@ async function writeParts(env: Env, db: ShardDb, job: SegmentExport, lease: stri
     await failSegmentExport(db, ref, "The segment was deleted before its export finished", now());
     return "done";
   }
-  const places = panelShardPlaces(env, (await panelHome(env, job.panelId)).panel);
+  const { panel } = await panelHome(env, job.panelId);
+  const places = panelShardPlaces(env, panel);
   const shards = places.map((place) => place.db);
   for (const place of places) {
     // Members are being built (a new or edited segment) on this shard: the export waits for the whole of them.
@@ -162,7 +163,11 @@ async function writeParts(env: Env, db: ShardDb, job: SegmentExport, lease: stri
     const again = await getSegment(place.db, job.panelId, job.segmentId);
     if (!again || again.buildCursor !== null) return "more";
   }
-  if (job.total === null) await setExportTotal(db, ref, lease, (await Promise.all(shards.map((shard) => memberCount(shard, segment.id)))).reduce((sum, n) => sum + n, 0));
+  if (job.total === null) {
+    // Each shard's members in its own buckets: a split's source keeps copies of the moved ones until cleaning (decision 0047).
+    const counts = await Promise.all(panelOwningShards(env, panel, shards[0]!).map((shard) => memberCount(shard.db, segment.id, shard.buckets)));
+    await setExportTotal(db, ref, lease, counts.reduce((sum, n) => sum + n, 0));
+  }
 
   let cursor = job.cursor;
   let partIndex = job.parts.length;
