@@ -9,13 +9,13 @@ import { mergedPage } from "../../access/partitions";
  * operator's entry or lift (admin), a STOP or START reply (the providers' hooks), a provider's
  * opt-out (a refused send, a receipt), a contact's own choice (preferences). A provider's or an
  * operator's stop replaces the number's own STOP, otherwise the first reason recorded stays;
- * what may lift what is decided here. Every stop and lift reaches every shard holding the
- * panel's contacts (`shards`, panelShards: just the home without a partition map), since each
- * send and each segment's `reachable: sms` reads the number's suppression on its own contact's
- * shard alone (decision 0038): another contact of the number may be on any of them. A stop or
- * lift written with its contact's own records (a send's outcomes, a contact's choice with its
- * consent) is written there in its caller's batch and on the other shards by
- * suppressSmsElsewhere or channels/stop-lifts.ts.
+ * what may lift what is decided here. A stop or lift reaches every shard holding the panel's
+ * contacts (`shards`, panelShards: just the home without a partition map), since each send and
+ * each segment's `reachable: sms` reads the number's suppression on its own contact's shard
+ * alone (decision 0038): another contact of the number may be on any of them. A contact's
+ * choice is written there in its caller's batch with its consent, and on the other shards by
+ * suppressSmsElsewhere or channels/stop-lifts.ts. A send's own opt-out stays on its shard: the
+ * provider refuses the number's next send on another, which stops it there.
  */
 
 export type SmsSuppressionReason = PhoneSuppressionReason;
