@@ -12,6 +12,7 @@ import {
   type SegmentCondition,
   type SegmentNode,
 } from "../domain/segments";
+import { phoneDigitsSql } from "./phone-digits-sql";
 
 /**
  * Compiles a segment's `match` (CONTRACT 9) to one SQL boolean expression over a contact row
@@ -162,7 +163,8 @@ class Compiler {
         OR EXISTS (SELECT 1 FROM anon_profiles ap JOIN push_subscriptions p ON p.panel_id = ap.panel_id AND p.uniqueid = ap.uniqueid WHERE ap.contact_id = c.id AND ap.panel_id = ?1)`;
       return `((${present} OR ${registered}) AND NOT EXISTS (SELECT 1 FROM push_optouts o WHERE o.panel_id = ?1 AND o.contact_id = c.id))`;
     }
-    if (c.reachable !== "email") return present;
+    // A stopped number is never texted, as a stopped address is never mailed: the stop found by its key (panel_id, phone).
+    if (c.reachable === "sms") return `(${present} AND NOT EXISTS (SELECT 1 FROM sms_suppressions s WHERE s.panel_id = ?1 AND s.phone = ${phoneDigitsSql(attributeSql("MOBILE"))}))`;
     return `(${present} AND NOT EXISTS (SELECT 1 FROM email_suppressions s WHERE s.panel_id = ?1 AND s.address = lower(trim(${attributeSql("EMAIL")}))))`;
   }
 

@@ -71,7 +71,7 @@ describe("a panel on two partitions: a stop lifted on every shard", () => {
     const record = await getPanel(env.DB, panel.id);
     // A STOP reply stops the number on each shard of the panel (services/journeys/sms.ts).
     expect(await recordSmsReply(panelShards(env, record!, panelData), panel.id, "+919800000101", "STOP", Date.now())).toBe("stop");
-    // The other contact's own stop from its page (on its shard), then an operator's stop of its number (on each shard).
+    // The other contact's own stop from its page, then an operator's stop of its number (each on every shard).
     await call(held.preferences, pagePost([["action", "preferences"], ["shown", "sms"]]));
     expect((await admin("PUT", `/panels/${panel.id}/sms/suppressions/919800000102`)).status).toBe(200);
     // The operator's stop replaces the contact's own where both are held.

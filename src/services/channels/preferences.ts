@@ -7,7 +7,7 @@ import type { Contact } from "../../store/contacts";
 import { pushOptedOut, setPushOptOutStatement } from "../../store/preferences";
 import type { ShardDb } from "../../store/shards";
 import { phoneSuppression } from "../../store/sms";
-import { liftSmsStopStatement, suppressSmsStatement } from "./sms/suppressions";
+import { liftSmsStopStatement, suppressSmsElsewhere, suppressSmsStatement } from "./sms/suppressions";
 import { liftSuppressionStatement, suppressAddressStatement, suppressionHereOrHome } from "../../store/suppressions";
 import type { PanelShards } from "../access/partitions";
 import { liftOnOtherShards, type StopLift } from "./stop-lifts";
@@ -39,9 +39,9 @@ export async function contactPreferences(db: ShardDb, home: ShardDb, panelId: st
  * hard bounce, a number stopped by the provider or an operator) or, for an operator, one the
  * recipient complained about, is refused as a conflict. Nothing is changed when any is refused.
  * `db` is the contact's shard, where its channels are read (its address's stop beside the
- * home's, `shards[0]`: contactPreferences) and changed; a lift also reaches the
- * panel's other `shards`, the home's stop included (panelShards: just `db` on a panel without a
- * map; stop-lifts.ts).
+ * home's, `shards[0]`: contactPreferences) and changed; a lift, and a number's stop, also
+ * reach the panel's other `shards`, the home's stop included (panelShards: just `db` on a panel
+ * without a map; stop-lifts.ts, sms/suppressions.ts).
  */
 export async function changeContactPreferences(
   db: ShardDb,
@@ -82,6 +82,8 @@ export async function changeContactPreferences(
   const lifts: StopLift[] = [];
   // A stop written on the home is copied to the panel's other shards before the batch (home-stop-copies.ts).
   const stops: AddressStop[] = [];
+  // A number's stop is written on every shard, as a STOP reply's (sms/suppressions.ts): the others before the batch, as copyHomeStops.
+  const phoneStops: string[] = [];
   const lift = (on: StopLift) => {
     lifts.push(on);
     const here = on(db);
@@ -98,7 +100,10 @@ export async function changeContactPreferences(
   }
   if (change.sms !== undefined && change.sms !== current.sms && phone) {
     changed.sms = change.sms;
-    if (change.sms === "unsubscribed") writes.push(suppressSmsStatement(db, panelId, phone, "stop", now));
+    if (change.sms === "unsubscribed") {
+      writes.push(suppressSmsStatement(db, panelId, phone, "stop", now));
+      phoneStops.push(phone);
+    }
     // Only a contact's own STOP gets here (a stop by the provider or an operator was refused above, and stays where another shard holds one); gone already is as good.
     else lift((shard) => liftSmsStopStatement(shard, panelId, phone));
   }
@@ -109,6 +114,7 @@ export async function changeContactPreferences(
   // Why the other shards' lifts come first: stop-lifts.ts.
   if (lifts.length) await liftOnOtherShards(shards, db, lifts);
   await copyHomeStops(shards, db, stops, now);
+  await suppressSmsElsewhere(shards, db, panelId, phoneStops, "stop", now);
   // The changes and their consent records (`proof`, a recipient's) in one batch: never a change without its proof.
   if (writes.length) await db.batch([...writes, ...((await proof?.(changed)) ?? [])]);
   const after = await contactPreferences(db, shards[0], panelId, contact);

@@ -9,11 +9,13 @@ import { mergedPage } from "../../access/partitions";
  * operator's entry or lift (admin), a STOP or START reply (the providers' hooks), a provider's
  * opt-out (a refused send, a receipt), a contact's own choice (preferences). A provider's or an
  * operator's stop replaces the number's own STOP, otherwise the first reason recorded stays;
- * what may lift what is decided here. A stop or lift by number (not a send's own
- * outcome, nor a contact's choice, written with their contact) reaches every shard holding the
- * panel's contacts (`shards`, panelShards: just the home without a partition map), since each
- * send reads the number's suppression on its own contact's shard (decision 0038); a contact's
- * lift reaches them too (channels/stop-lifts.ts), its stop stays on its shard.
+ * what may lift what is decided here. A stop or lift reaches every shard holding the panel's
+ * contacts (`shards`, panelShards: just the home without a partition map), since each send and
+ * each segment's `reachable: sms` reads the number's suppression on its own contact's shard
+ * alone (decision 0038): another contact of the number may be on any of them. A contact's
+ * choice is written there in its caller's batch with its consent, and on the other shards by
+ * suppressSmsElsewhere or channels/stop-lifts.ts. A send's own opt-out stays on its shard: the
+ * provider refuses the number's next send on another, which stops it there.
  */
 
 export type SmsSuppressionReason = PhoneSuppressionReason;
@@ -26,6 +28,15 @@ export async function suppressSms(shards: readonly ShardDb[], panelId: string, p
 /** suppressSms as a statement, for a caller that writes it in its own D1 batch (a send's outcomes). */
 export function suppressSmsStatement(db: ShardDb, panelId: string, phone: string, reason: SmsSuppressionReason, now: number): D1PreparedStatement {
   return suppressPhoneStatement(db, panelId, phone, reason, now);
+}
+
+/**
+ * suppressSmsStatement's stops on each of the panel's `shards` but `own`, whose caller writes
+ * them in its own batch; one batch a shard, none for a panel on one shard or without stops.
+ */
+export async function suppressSmsElsewhere(shards: readonly ShardDb[], own: ShardDb, panelId: string, phones: readonly string[], reason: SmsSuppressionReason, now: number): Promise<void> {
+  if (phones.length === 0) return;
+  await Promise.all(shards.filter((db) => db !== own).map((db) => db.batch(phones.map((phone) => suppressPhoneStatement(db, panelId, phone, reason, now)))));
 }
 
 /** Sends SMS to the number again, whatever stopped it (an operator, or a contact's own choice); refused when nothing did. */
@@ -49,9 +60,10 @@ export async function liftSmsStop(shards: readonly ShardDb[], panelId: string, p
 }
 
 /**
- * The panel's stopped numbers, newest first: a contact's own stop (a reply, its preferences, a
- * send's opt-out) is kept on its contact's shard only, an operator's on each of `shards`
- * (panelShards), so each shard's newest are merged and a number is listed once, as its newest.
+ * The panel's stopped numbers, newest first: each stop is written on every one of `shards`
+ * (panelShards), but one written before that was the rule for a contact's own (its preferences,
+ * a send's opt-out) is on its contact's shard only, so each shard's newest are merged and a
+ * number is listed once, as its newest.
  */
 export async function panelSmsSuppressions(shards: readonly ShardDb[], panelId: string, limit: number): Promise<PhoneSuppression[]> {
   const newestFirst = (a: PhoneSuppression, b: PhoneSuppression) => b.createdAt - a.createdAt || compareStoredText(a.phone, b.phone);
