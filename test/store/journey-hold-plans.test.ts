@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { instancesGoing } from "../../src/store/journeys/instances";
-import { overdueQueued, waitingOfJourney } from "../../src/store/journeys/messages";
+import { claimQueuedStatements, overdueQueued, waitingOfJourney } from "../../src/store/journeys/messages";
 import { panelData } from "../support/helpers";
 import { planOf, recording } from "../support/plans";
 
@@ -16,6 +16,14 @@ describe("the reads that hold a journey's sends", () => {
     expect(plan).toContain("SCAN k VIRTUAL TABLE");
     expect(plan).toMatch(/SEARCH i USING INDEX sqlite_autoindex_journey_instances_1 \(id=\?\)/);
     expect(plan).toMatch(/SEARCH j USING (COVERING )?INDEX sqlite_autoindex_journeys_1 \(id=\?\)/);
+  });
+
+  it("the claim of queued SMS and push reads each claimed message's journey and instance by primary key", async () => {
+    const { db, caught } = recording(panelData);
+    claimQueuedStatements(db, "pnl_plan", ["sms"], ["jin_a.sms", "jin_b.sms"], "claim", Date.now(), Date.now(), "unknown");
+    const plan = await planOf(panelData, caught.find((c) => c.sql.includes("SET claim = ?3"))!);
+    expect(plan).toMatch(/SEARCH i USING INDEX sqlite_autoindex_journey_instances_1 \(id=\?\)/);
+    expect(plan).not.toContain("journey_instances_by_journey");
   });
 
   it("a resume finds its journey's waiting SMS and push, and the re-drive the overdue ones, through the waiting indexes", async () => {

@@ -1,5 +1,5 @@
 import type { ShardDb } from "../shards";
-import { JOURNEY_STOPPED_SKIP } from "../../domain/send-skips";
+import { JOURNEY_LEFT_SKIP, JOURNEY_STOPPED_SKIP } from "../../domain/send-skips";
 // Messages journeys send (email, and sms, apn, bpn through the outbox channel), keyed by msgid.
 
 export interface JourneyMessage {
@@ -179,6 +179,13 @@ export interface ClaimedMessage {
 const journeyIs = (status: "stopped" | "paused") => `EXISTS (SELECT 1 FROM journeys j WHERE j.id = journey_messages.journey_id AND j.status = '${status}')`;
 const STOPPED = journeyIs("stopped");
 const PAUSED = journeyIs("paused");
+/**
+ * The message's instance left the journey early (`exited`: its goal, or the stop above), read by
+ * primary key. Not `completed`: the last step's message is written in the batch that completes it.
+ */
+const LEFT = "EXISTS (SELECT 1 FROM journey_instances i WHERE i.id = journey_messages.instance_id AND i.status = 'exited')";
+/** Why the claim skips a waiting message instead (null: it is sent); the stop's reason first, as a stop exits every instance. */
+const CLAIM_SKIP = `CASE WHEN ${STOPPED} THEN ?6 WHEN ${LEFT} THEN ?7 END`;
 
 /**
  * The statements that claim queued messages of `channels` in one panel for one attempt, to run
@@ -187,7 +194,8 @@ const PAUSED = journeyIs("paused");
  * message, and no provider here takes an idempotency key), then the waiting ones are claimed
  * (the attempt recorded with the claim), then those another attempt holds are read. A waiting
  * message of a journey stopped since its step (or since a throttled attempt handed it back) is
- * settled skipped by the claim instead: a stop sends nothing more. One of a paused journey is
+ * settled skipped by the claim instead: a stop sends nothing more; so is one whose contact left
+ * the journey since (its goal): a goal ends the contact's messages. One of a paused journey is
  * left waiting, unclaimed: a pause holds sending, and the resume nudges it again.
  * `claimedOf` reads the batch's answers.
  */
@@ -211,11 +219,11 @@ export function claimQueuedStatements(
     db
       .prepare(
         `UPDATE journey_messages SET claim = ?3, claimed_at = ?4, attempted_at = ?4,
-           status = CASE WHEN ${STOPPED} THEN 'skipped' ELSE status END, error = CASE WHEN ${STOPPED} THEN ?6 ELSE error END
+           status = CASE WHEN ${CLAIM_SKIP} IS NULL THEN status ELSE 'skipped' END, error = COALESCE(${CLAIM_SKIP}, error)
          WHERE ${mine} AND status = 'sending' AND claim IS NULL AND NOT ${PAUSED}
          RETURNING msgid, channel, contact_id, journey_id, recipient, content, status`,
       )
-      .bind(ids, panelId, claim, now, kinds, JOURNEY_STOPPED_SKIP),
+      .bind(ids, panelId, claim, now, kinds, JOURNEY_STOPPED_SKIP, JOURNEY_LEFT_SKIP),
     db.prepare(`SELECT msgid FROM journey_messages WHERE ${mine} AND status = 'sending' AND claim IS NOT NULL AND claim <> ?3`).bind(ids, panelId, claim, null, kinds),
   ];
 }
