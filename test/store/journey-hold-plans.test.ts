@@ -18,10 +18,12 @@ describe("the reads that hold a journey's sends", () => {
     expect(plan).toMatch(/SEARCH j USING (COVERING )?INDEX sqlite_autoindex_journeys_1 \(id=\?\)/);
   });
 
-  it("the claim of queued SMS and push reads each claimed message's journey and instance by primary key", async () => {
+  it("the claim of queued SMS and push reads its messages, and each one's journey and instance, by primary key", async () => {
     const { db, caught } = recording(panelData);
     claimQueuedStatements(db, "pnl_plan", ["sms"], ["jin_a.sms", "jin_b.sms"], "claim", Date.now(), Date.now(), "unknown");
-    const plan = await planOf(panelData, caught.find((c) => c.sql.includes("SET claim = ?3"))!);
+    const plans = await Promise.all(caught.map((c) => planOf(panelData, c)));
+    for (const plan of plans) expect(plan).toMatch(/^SEARCH journey_messages USING INDEX sqlite_autoindex_journey_messages_1 \(msgid=\?\)/);
+    const plan = plans[caught.findIndex((c) => c.sql.includes("SET claim = ?3"))]!;
     expect(plan).toMatch(/SEARCH i USING INDEX sqlite_autoindex_journey_instances_1 \(id=\?\)/);
     expect(plan).not.toContain("journey_instances_by_journey");
   });

@@ -209,7 +209,8 @@ export function claimQueuedStatements(
   staleBefore: number,
   unknownError: string,
 ): D1PreparedStatement[] {
-  const mine = "msgid IN (SELECT value FROM json_each(?1)) AND panel_id = ?2 AND channel IN (SELECT value FROM json_each(?5))";
+  // `+panel_id`: by the nudge's msgids (primary key), not the panel's index of every message it sent on the channel.
+  const mine = "msgid IN (SELECT value FROM json_each(?1)) AND +panel_id = ?2 AND channel IN (SELECT value FROM json_each(?5))";
   const ids = JSON.stringify(msgids);
   const kinds = JSON.stringify(channels);
   return [
