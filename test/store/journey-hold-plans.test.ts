@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { instancesGoing } from "../../src/store/journeys/instances";
-import { claimQueuedStatements, overdueQueued, waitingOfJourney } from "../../src/store/journeys/messages";
+import { claimQueuedStatements, overdueQueued, skipWaitingOfJourney, waitingOfJourney } from "../../src/store/journeys/messages";
 import { panelData } from "../support/helpers";
 import { planOf, recording } from "../support/plans";
 
@@ -28,17 +28,20 @@ describe("the reads that hold a journey's sends", () => {
     expect(plan).not.toContain("journey_instances_by_journey");
   });
 
-  it("a resume finds its journey's waiting SMS and push, and the re-drive the overdue ones, through the waiting indexes", async () => {
+  it("a resume finds its journey's waiting SMS and push, a stop settles them, and the re-drive finds the overdue ones, through the waiting indexes", async () => {
     const { db, caught } = recording(panelData);
     await waitingOfJourney(db, "pnl_plan", "jrn_plan", 10);
     await overdueQueued(db, "sms", Date.now(), 10);
     await overdueQueued(db, "push", Date.now(), 10);
+    await skipWaitingOfJourney(db, "pnl_plan", "jrn_plan", "stopped", 10);
     const plans = await Promise.all(caught.map((c) => planOf(panelData, c)));
     expect(plans).toEqual([
       expect.stringContaining("journey_messages_sms_waiting"),
       expect.stringContaining("journey_messages_push_waiting"),
       expect.stringContaining("journey_messages_sms_waiting"),
       expect.stringContaining("journey_messages_push_waiting"),
+      expect.stringMatching(/msgid=\?.*journey_messages_sms_waiting/),
+      expect.stringMatching(/msgid=\?.*journey_messages_push_waiting/),
     ]);
     for (const plan of plans) expect(plan).not.toContain("journey_messages_by_panel");
   });

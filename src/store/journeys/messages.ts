@@ -289,3 +289,21 @@ export async function waitingOfJourney(db: ShardDb, panelId: string, journeyId: 
   const [sms, push] = await db.batch<{ msgid: string }>([select("sms"), select("push")]);
   return { sms: sms!.results.map((r) => r.msgid), push: push!.results.map((r) => r.msgid) };
 }
+
+/**
+ * Settles as skipped, for `reason`, up to `limit` waiting messages of each kind of a stopped
+ * journey on this shard (one round trip), through the channels' partial indexes as
+ * waitingOfJourney. A message claimed meanwhile is not waiting: its claim reads the stop.
+ * Returns how many of each kind it settled.
+ */
+export async function skipWaitingOfJourney(db: ShardDb, panelId: string, journeyId: string, reason: string, limit: number): Promise<{ sms: number; push: number }> {
+  const skip = (channels: "sms" | "push") =>
+    db
+      .prepare(
+        `UPDATE journey_messages SET status = 'skipped', error = ?1
+         WHERE msgid IN (SELECT msgid FROM journey_messages WHERE ${waitingOf(channels)} AND journey_id = ?2 AND +panel_id = ?3 LIMIT ?4) AND ${waitingOf(channels)}`,
+      )
+      .bind(reason, journeyId, panelId, limit);
+  const [sms, push] = await db.batch([skip("sms"), skip("push")]);
+  return { sms: sms!.meta.changes, push: push!.meta.changes };
+}
