@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { instancesGoing } from "../../src/store/journeys/instances";
-import { claimQueuedStatements, overdueQueued, skipWaitingOfJourney, waitingOfJourney } from "../../src/store/journeys/messages";
+import { claimQueuedStatements, insertMessageStatement, overdueQueued, skipWaitingOfJourney, waitingOfJourney } from "../../src/store/journeys/messages";
 import { panelData } from "../support/helpers";
 import { planOf, recording } from "../support/plans";
 
@@ -25,6 +25,15 @@ describe("the reads that hold a journey's sends", () => {
     for (const plan of plans) expect(plan).toMatch(/^SEARCH journey_messages USING INDEX sqlite_autoindex_journey_messages_1 \(msgid=\?\)/);
     const plan = plans[caught.findIndex((c) => c.sql.includes("SET claim = ?3"))]!;
     expect(plan).toMatch(/SEARCH i USING INDEX sqlite_autoindex_journey_instances_1 \(id=\?\)/);
+    expect(plan).not.toContain("journey_instances_by_journey");
+  });
+
+  it("a step's message reads its instance by primary key: its bucket, and whether it left", async () => {
+    const { db, caught } = recording(panelData);
+    const message = { msgid: "jin_a.sms", panelId: "pnl_plan", journeyId: "jrn_plan", instanceId: "jin_a", stepId: "sms", channel: "sms" as const, contactId: 1, recipient: null, content: {}, createdAt: 0 };
+    insertMessageStatement(db, message);
+    const plan = await planOf(panelData, caught[0]!);
+    expect(plan.match(/SEARCH journey_instances USING (COVERING )?INDEX sqlite_autoindex_journey_instances_1 \(id=\?\)/g)).toHaveLength(2);
     expect(plan).not.toContain("journey_instances_by_journey");
   });
 

@@ -57,12 +57,18 @@ const INSTANCE_BUCKET = "COALESCE((SELECT bucket FROM journey_instances WHERE id
  * after it (and so sends nothing).
  */
 const CONTACT_HERE = "(?7 IS NULL OR EXISTS (SELECT 1 FROM contacts WHERE id = ?7 AND panel_id = ?2))";
+/**
+ * A step's message is recorded only while its instance has not left early (exited: its goal,
+ * or a stop): either may land after the step read the instance and before its writes, and the
+ * message would then be recorded (the outbox's SMS or push, as sent) for a contact who left.
+ */
+const INSTANCE_STAYS = "NOT EXISTS (SELECT 1 FROM journey_instances WHERE id = ?4 AND status = 'exited')";
 
 export function insertMessageStatement(db: ShardDb, m: JourneyMessage): D1PreparedStatement {
   return db
     .prepare(
       `INSERT OR IGNORE INTO journey_messages (msgid, panel_id, journey_id, instance_id, step_id, channel, contact_id, recipient, content, status, error, created_at, bucket)
-       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ${INSTANCE_BUCKET} WHERE ${CONTACT_HERE} RETURNING msgid`,
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ${INSTANCE_BUCKET} WHERE ${CONTACT_HERE} AND ${INSTANCE_STAYS} RETURNING msgid`,
     )
     .bind(m.msgid, m.panelId, m.journeyId, m.instanceId, m.stepId, m.channel, m.contactId, m.recipient, JSON.stringify(m.content), m.status ?? "recorded", m.error ?? null, m.createdAt);
 }
