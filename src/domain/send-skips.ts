@@ -16,6 +16,8 @@ export const PHONE_STOPPED = "the number is suppressed (it replied STOP or was s
 export const PUSH_TURNED_OFF = "the contact turned push notifications off";
 /** A queued SMS or push whose journey was stopped before its send: never sent (as a cancelled campaign's queued recipients). */
 export const JOURNEY_STOPPED_SKIP = "not sent: the journey was stopped";
+/** A queued SMS or push whose contact left the journey before its send (it reached the goal): a goal stops further messages. */
+export const JOURNEY_LEFT_SKIP = "not sent: the contact left the journey (it reached the goal)";
 export const emailSuppressed = (reason: SuppressionReason) => `the address is suppressed (${SUPPRESSION_SKIPS[reason]})`;
 export const noPushDevice = (channel: "apn" | "bpn") => (channel === "bpn" ? "the contact has no web push subscription" : "the contact has no app install registered (FCM token)");
 

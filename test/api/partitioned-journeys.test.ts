@@ -2,11 +2,12 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { setPartitionMap } from "../../src/services/access/partitions";
 import type { ShardDb } from "../../src/store/shards";
+import { insertMessageStatement } from "../../src/store/journeys/messages";
 import { defineActivity, eventually, postActivity } from "../support/activity";
 import { admin, apiFor, createPanel, panelData, type TestPanel } from "../support/helpers";
 import { countersOf, cronAllAt, cronAt, createWebhook, delivered, helloPauseLater, messagesOf, MINUTE, startJourney } from "../support/journeys";
 import { importCsv } from "../support/imports";
-import { instancesOn, keyOn, settledOnBoth, shard0, TWO } from "../support/partitions";
+import { instancesOn, keyOn, settledOnBoth, shard0, textsOn, TWO } from "../support/partitions";
 
 // Decision 0038 steps 3/4 for journeys: a panel split over two partitions, buckets 0–2047 on
 // SHARD_0 and 2048–4095 on SHARD_1 (its home). A running journey's definition is mirrored on
@@ -158,6 +159,37 @@ describe("journeys on a panel of two partitions (decision 0038)", () => {
     // The delay was cancelled on both shards: the cron calls nothing more.
     await cronAt(Date.now() + 2 * 60 * MINUTE);
     expect((await delivered(hook)).map((e) => e.custom_params.Action)).toEqual(["hello", "hello"]);
+  });
+
+  it("stopping a paused journey settles its SMS and push waiting for the provider on every shard at once, with no nudge", async () => {
+    const panel = await createPanel();
+    await defineActivity(panel, "add_to_cart");
+    const steps = [{ id: "sms", type: "sms", text: "Back in stock" }, { id: "push", type: "bpn", text: "Back in stock", after: "sms" }];
+    const stopped = await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, steps });
+    const other = await startJourney(panel, { name: "Other", trigger: { type: "activity", activity: "add_to_cart" }, steps });
+    await partitioned(panel);
+    const [k0, k1] = [keyOn(panel.id, 0), keyOn(panel.id, 1)];
+    for (const EMAIL of [k0, k1]) expect((await apiFor(panel)("contact", "add", { data: { EMAIL } })).status).toBe(200);
+    // Each contact's messages wait on its own shard, as a step with a provider leaves them (their nudges long gone).
+    const waiting = async (db: ShardDb, key: string, journeyId: string) => {
+      const contactId = (await db.prepare("SELECT id FROM contacts WHERE panel_id = ? AND pk_value = ?").bind(panel.id, key).first<number>("id"))!;
+      const instanceId = `jin_${journeyId}_${contactId}`;
+      for (const channel of ["sms", "bpn"] as const) {
+        const message = { msgid: `${instanceId}.${channel}`, panelId: panel.id, journeyId, instanceId, stepId: channel, channel, contactId, recipient: key, content: {}, status: "sending" as const };
+        await insertMessageStatement(db, { ...message, createdAt: Date.now() - 10 * MINUTE }).run();
+      }
+    };
+    for (const journeyId of [stopped.id, other.id]) for (const [db, key] of [[shard0, k0], [panelData, k1]] as const) await waiting(db, key, journeyId);
+    const statuses = async (journeyId: string) => {
+      const on = (db: ShardDb) => textsOn(db, "SELECT channel || ' ' || status || COALESCE(' (' || error || ')', '') FROM journey_messages WHERE journey_id = ? ORDER BY channel", journeyId);
+      return [...(await on(shard0)), ...(await on(panelData))];
+    };
+
+    expect((await admin("POST", `${stopped.path}/status`, { status: "paused" })).status).toBe(200);
+    expect((await admin("POST", `${stopped.path}/status`, { status: "stopped" })).status).toBe(200);
+    const skipped = ["bpn skipped (not sent: the journey was stopped)", "sms skipped (not sent: the journey was stopped)"];
+    expect(await statuses(stopped.id)).toEqual([...skipped, ...skipped]);
+    expect(await statuses(other.id)).toEqual(["bpn sending", "sms sending", "bpn sending", "sms sending"]);
   });
 
   it("a mirror's journey row from a later write is not taken back by an earlier one (status changes landing out of order)", async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { instancesGoing } from "../../src/store/journeys/instances";
-import { overdueQueued, waitingOfJourney } from "../../src/store/journeys/messages";
+import { claimQueuedStatements, insertMessageStatement, overdueQueued, skipWaitingOfJourney, waitingOfJourney } from "../../src/store/journeys/messages";
 import { panelData } from "../support/helpers";
 import { planOf, recording } from "../support/plans";
 
@@ -18,17 +18,39 @@ describe("the reads that hold a journey's sends", () => {
     expect(plan).toMatch(/SEARCH j USING (COVERING )?INDEX sqlite_autoindex_journeys_1 \(id=\?\)/);
   });
 
-  it("a resume finds its journey's waiting SMS and push, and the re-drive the overdue ones, through the waiting indexes", async () => {
+  it("the claim of queued SMS and push reads its messages, and each one's journey and instance, by primary key", async () => {
+    const { db, caught } = recording(panelData);
+    claimQueuedStatements(db, "pnl_plan", ["sms"], ["jin_a.sms", "jin_b.sms"], "claim", Date.now(), Date.now(), "unknown");
+    const plans = await Promise.all(caught.map((c) => planOf(panelData, c)));
+    for (const plan of plans) expect(plan).toMatch(/^SEARCH journey_messages USING INDEX sqlite_autoindex_journey_messages_1 \(msgid=\?\)/);
+    const plan = plans[caught.findIndex((c) => c.sql.includes("SET claim = ?3"))]!;
+    expect(plan).toMatch(/SEARCH i USING INDEX sqlite_autoindex_journey_instances_1 \(id=\?\)/);
+    expect(plan).not.toContain("journey_instances_by_journey");
+  });
+
+  it("a step's message reads its instance by primary key: its bucket, and whether it left", async () => {
+    const { db, caught } = recording(panelData);
+    const message = { msgid: "jin_a.sms", panelId: "pnl_plan", journeyId: "jrn_plan", instanceId: "jin_a", stepId: "sms", channel: "sms" as const, contactId: 1, recipient: null, content: {}, createdAt: 0 };
+    insertMessageStatement(db, message);
+    const plan = await planOf(panelData, caught[0]!);
+    expect(plan.match(/SEARCH journey_instances USING (COVERING )?INDEX sqlite_autoindex_journey_instances_1 \(id=\?\)/g)).toHaveLength(2);
+    expect(plan).not.toContain("journey_instances_by_journey");
+  });
+
+  it("a resume finds its journey's waiting SMS and push, a stop settles them, and the re-drive finds the overdue ones, through the waiting indexes", async () => {
     const { db, caught } = recording(panelData);
     await waitingOfJourney(db, "pnl_plan", "jrn_plan", 10);
     await overdueQueued(db, "sms", Date.now(), 10);
     await overdueQueued(db, "push", Date.now(), 10);
+    await skipWaitingOfJourney(db, "pnl_plan", "jrn_plan", "stopped", 10);
     const plans = await Promise.all(caught.map((c) => planOf(panelData, c)));
     expect(plans).toEqual([
       expect.stringContaining("journey_messages_sms_waiting"),
       expect.stringContaining("journey_messages_push_waiting"),
       expect.stringContaining("journey_messages_sms_waiting"),
       expect.stringContaining("journey_messages_push_waiting"),
+      expect.stringMatching(/msgid=\?.*journey_messages_sms_waiting/),
+      expect.stringMatching(/msgid=\?.*journey_messages_push_waiting/),
     ]);
     for (const plan of plans) expect(plan).not.toContain("journey_messages_by_panel");
   });

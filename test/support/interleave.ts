@@ -31,3 +31,31 @@ export function filesActingOnSend(during: () => Promise<void>, panelId?: string)
     },
   });
 }
+
+/**
+ * `db` whose first batch holding a statement `writes` picks (by its SQL and bound values) runs
+ * `during` before it lands: a client acting after a step planned its writes, before they land.
+ */
+export function dbActingOnWrite<T extends D1Database>(db: T, writes: (sql: string, values: unknown[]) => boolean, during: () => Promise<void>): T {
+  const picked = new WeakSet<object>();
+  let done = false;
+  return overriding<D1Database>(db, {
+    prepare: (sql: string) => {
+      const statement = db.prepare(sql);
+      return overriding(statement, {
+        bind: (...values: unknown[]) => {
+          const bound = statement.bind(...values);
+          if (writes(sql, values)) picked.add(bound);
+          return bound;
+        },
+      });
+    },
+    batch: async (statements: D1PreparedStatement[]) => {
+      if (!done && statements.some((s) => picked.has(s))) {
+        done = true;
+        await during();
+      }
+      return db.batch(statements);
+    },
+  }) as T;
+}

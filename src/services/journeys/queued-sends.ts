@@ -2,7 +2,8 @@ import { panelHome, shardTask } from "../access/shards";
 import { namedPanelShard } from "../access/partitions";
 import type { NewEvent } from "../../domain/events";
 import { sendAll, type CronTask } from "../../lib/tasks";
-import { getMessages, overdueQueued, waitingOfJourney, type ClaimedMessage, type QueuedOutcome } from "../../store/journeys/messages";
+import { getMessages, overdueQueued, skipWaitingOfJourney, waitingOfJourney, type ClaimedMessage, type QueuedOutcome } from "../../store/journeys/messages";
+import { JOURNEY_STOPPED_SKIP } from "../../domain/send-skips";
 import type { Journey } from "../../store/journeys/definitions";
 import type { ShardDb } from "../../store/shards";
 
@@ -148,6 +149,27 @@ export async function nudgeHeldSends(env: Pick<Env, "SENDS">, journey: Pick<Jour
     await Promise.all([enqueueNudges(env, "sms", journey.panelId, waiting.sms, 0, at.shard), enqueueNudges(env, "push", journey.panelId, waiting.push, 0, at.shard)]);
   } catch (error) {
     console.error(`journey ${journey.id}: held SMS or push not nudged at resume; the cron re-drives them`, error);
+  }
+}
+
+/** Waiting messages of each kind a stop settles per statement, and the statements' round trips per shard. */
+const STOP_PAGE = 500;
+const STOP_PAGES = 10;
+
+/**
+ * A journey just stopped: its SMS and push waiting on `at` are settled skipped now, not at their
+ * next nudge (a paused journey's have none coming: the cron's re-drive would take up to 2
+ * minutes). Pages of STOP_PAGE, up to STOP_PAGES; any beyond, or a failure (only logged), are
+ * left to the claim, which skips them when the re-drive nudges them.
+ */
+export async function skipStoppedSends(journey: Pick<Journey, "id" | "panelId">, at: { db: ShardDb }): Promise<void> {
+  try {
+    for (let page = 0; page < STOP_PAGES; page++) {
+      const settled = await skipWaitingOfJourney(at.db, journey.panelId, journey.id, JOURNEY_STOPPED_SKIP, STOP_PAGE);
+      if (settled.sms < STOP_PAGE && settled.push < STOP_PAGE) return;
+    }
+  } catch (error) {
+    console.error(`journey ${journey.id}: waiting SMS or push not settled at the stop; their claim skips them`, error);
   }
 }
 

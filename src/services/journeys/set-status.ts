@@ -12,7 +12,7 @@ import { noSuchJourney } from "./edit";
 import { forgetLiveJourneys } from "./live-journeys";
 import { mirrorJourneys, type JourneyPanel } from "./mirror";
 import { resumeHeldPoints } from "./points";
-import { nudgeHeldSends } from "./queued-sends";
+import { nudgeHeldSends, skipStoppedSends } from "./queued-sends";
 import { countersAcross } from "./read";
 
 type TargetStatus = Exclude<JourneyStatus, "draft">;
@@ -48,6 +48,8 @@ export async function setJourneyStatus(env: Env, db: ShardDb, panel: JourneyPane
   // The partition shards' copies take the new status (a stop ends their instances too).
   const mirrors = await mirrorJourneys(env, db, panel, [journey.id], changed.status === "stopped" ? [journey.id] : [], now);
   await recordAudit(db, panelId, by, journeyStatusAction(journey.status, status), journey.id, { name: journey.name, from: journey.status, to: status });
+  // What waits for the provider on every shard holding some is settled now, not at a nudge.
+  if (changed.status === "stopped") await Promise.all([{ db }, ...mirrors].map((at) => skipStoppedSends(changed, at)));
   if (changed.status === "running") {
     // Held points go on at once (the cron would take them within a minute), on every shard
     // holding some, and a segment journey enters its first page of matching contacts now on

@@ -1,5 +1,5 @@
 import type { ShardDb } from "../shards";
-import { JOURNEY_STOPPED_SKIP } from "../../domain/send-skips";
+import { JOURNEY_LEFT_SKIP, JOURNEY_STOPPED_SKIP } from "../../domain/send-skips";
 // Messages journeys send (email, and sms, apn, bpn through the outbox channel), keyed by msgid.
 
 export interface JourneyMessage {
@@ -57,12 +57,18 @@ const INSTANCE_BUCKET = "COALESCE((SELECT bucket FROM journey_instances WHERE id
  * after it (and so sends nothing).
  */
 const CONTACT_HERE = "(?7 IS NULL OR EXISTS (SELECT 1 FROM contacts WHERE id = ?7 AND panel_id = ?2))";
+/**
+ * A step's message is recorded only while its instance has not left early (exited: its goal,
+ * or a stop): either may land after the step read the instance and before its writes, and the
+ * message would then be recorded (the outbox's SMS or push, as sent) for a contact who left.
+ */
+const INSTANCE_STAYS = "NOT EXISTS (SELECT 1 FROM journey_instances WHERE id = ?4 AND status = 'exited')";
 
 export function insertMessageStatement(db: ShardDb, m: JourneyMessage): D1PreparedStatement {
   return db
     .prepare(
       `INSERT OR IGNORE INTO journey_messages (msgid, panel_id, journey_id, instance_id, step_id, channel, contact_id, recipient, content, status, error, created_at, bucket)
-       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ${INSTANCE_BUCKET} WHERE ${CONTACT_HERE} RETURNING msgid`,
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ${INSTANCE_BUCKET} WHERE ${CONTACT_HERE} AND ${INSTANCE_STAYS} RETURNING msgid`,
     )
     .bind(m.msgid, m.panelId, m.journeyId, m.instanceId, m.stepId, m.channel, m.contactId, m.recipient, JSON.stringify(m.content), m.status ?? "recorded", m.error ?? null, m.createdAt);
 }
@@ -179,6 +185,13 @@ export interface ClaimedMessage {
 const journeyIs = (status: "stopped" | "paused") => `EXISTS (SELECT 1 FROM journeys j WHERE j.id = journey_messages.journey_id AND j.status = '${status}')`;
 const STOPPED = journeyIs("stopped");
 const PAUSED = journeyIs("paused");
+/**
+ * The message's instance left the journey early (`exited`: its goal, or the stop above), read by
+ * primary key. Not `completed`: the last step's message is written in the batch that completes it.
+ */
+const LEFT = "EXISTS (SELECT 1 FROM journey_instances i WHERE i.id = journey_messages.instance_id AND i.status = 'exited')";
+/** Why the claim skips a waiting message instead (null: it is sent); the stop's reason first, as a stop exits every instance. */
+const CLAIM_SKIP = `CASE WHEN ${STOPPED} THEN ?6 WHEN ${LEFT} THEN ?7 END`;
 
 /**
  * The statements that claim queued messages of `channels` in one panel for one attempt, to run
@@ -187,7 +200,8 @@ const PAUSED = journeyIs("paused");
  * message, and no provider here takes an idempotency key), then the waiting ones are claimed
  * (the attempt recorded with the claim), then those another attempt holds are read. A waiting
  * message of a journey stopped since its step (or since a throttled attempt handed it back) is
- * settled skipped by the claim instead: a stop sends nothing more. One of a paused journey is
+ * settled skipped by the claim instead: a stop sends nothing more; so is one whose contact left
+ * the journey since (its goal): a goal ends the contact's messages. One of a paused journey is
  * left waiting, unclaimed: a pause holds sending, and the resume nudges it again.
  * `claimedOf` reads the batch's answers.
  */
@@ -201,7 +215,8 @@ export function claimQueuedStatements(
   staleBefore: number,
   unknownError: string,
 ): D1PreparedStatement[] {
-  const mine = "msgid IN (SELECT value FROM json_each(?1)) AND panel_id = ?2 AND channel IN (SELECT value FROM json_each(?5))";
+  // `+panel_id`: by the nudge's msgids (primary key), not the panel's index of every message it sent on the channel.
+  const mine = "msgid IN (SELECT value FROM json_each(?1)) AND +panel_id = ?2 AND channel IN (SELECT value FROM json_each(?5))";
   const ids = JSON.stringify(msgids);
   const kinds = JSON.stringify(channels);
   return [
@@ -211,11 +226,11 @@ export function claimQueuedStatements(
     db
       .prepare(
         `UPDATE journey_messages SET claim = ?3, claimed_at = ?4, attempted_at = ?4,
-           status = CASE WHEN ${STOPPED} THEN 'skipped' ELSE status END, error = CASE WHEN ${STOPPED} THEN ?6 ELSE error END
+           status = CASE WHEN ${CLAIM_SKIP} IS NULL THEN status ELSE 'skipped' END, error = COALESCE(${CLAIM_SKIP}, error)
          WHERE ${mine} AND status = 'sending' AND claim IS NULL AND NOT ${PAUSED}
          RETURNING msgid, channel, contact_id, journey_id, recipient, content, status`,
       )
-      .bind(ids, panelId, claim, now, kinds, JOURNEY_STOPPED_SKIP),
+      .bind(ids, panelId, claim, now, kinds, JOURNEY_STOPPED_SKIP, JOURNEY_LEFT_SKIP),
     db.prepare(`SELECT msgid FROM journey_messages WHERE ${mine} AND status = 'sending' AND claim IS NOT NULL AND claim <> ?3`).bind(ids, panelId, claim, null, kinds),
   ];
 }
@@ -279,4 +294,22 @@ export async function waitingOfJourney(db: ShardDb, panelId: string, journeyId: 
     db.prepare(`SELECT msgid FROM journey_messages WHERE ${waitingOf(channels)} AND journey_id = ? AND +panel_id = ? LIMIT ?`).bind(journeyId, panelId, limit);
   const [sms, push] = await db.batch<{ msgid: string }>([select("sms"), select("push")]);
   return { sms: sms!.results.map((r) => r.msgid), push: push!.results.map((r) => r.msgid) };
+}
+
+/**
+ * Settles as skipped, for `reason`, up to `limit` waiting messages of each kind of a stopped
+ * journey on this shard (one round trip), through the channels' partial indexes as
+ * waitingOfJourney. A message claimed meanwhile is not waiting: its claim reads the stop.
+ * Returns how many of each kind it settled.
+ */
+export async function skipWaitingOfJourney(db: ShardDb, panelId: string, journeyId: string, reason: string, limit: number): Promise<{ sms: number; push: number }> {
+  const skip = (channels: "sms" | "push") =>
+    db
+      .prepare(
+        `UPDATE journey_messages SET status = 'skipped', error = ?1
+         WHERE msgid IN (SELECT msgid FROM journey_messages WHERE ${waitingOf(channels)} AND journey_id = ?2 AND +panel_id = ?3 LIMIT ?4) AND ${waitingOf(channels)}`,
+      )
+      .bind(reason, journeyId, panelId, limit);
+  const [sms, push] = await db.batch([skip("sms"), skip("push")]);
+  return { sms: sms!.meta.changes, push: push!.meta.changes };
 }

@@ -6,11 +6,12 @@ import { routeRequest } from "../../../src/http/router";
 import { Msg91Provider } from "../../../src/services/channels/sms/msg91";
 import { TwilioProvider, twilioSignature } from "../../../src/services/channels/sms/twilio";
 import { redriveWaitingSms, sendQueuedSms } from "../../../src/services/journeys/sms";
+import { journeyTimers } from "../../../src/services/journeys/timers";
 import { insertMessageStatement } from "../../../src/store/journeys/messages";
 import { admin, apiFor, call, countRows, createPanel, panelData, receiver, type TestPanel } from "../../support/helpers";
 import { eventually, pipelineSettled } from "../../support/activity";
 import { collectingQueue, withBindings } from "../../support/cron";
-import { act, cartPanel, createWebhook, delivered, messagesOf, startJourney } from "../../support/journeys";
+import { act, cartPanel, countersOf, createWebhook, delivered, messagesOf, MINUTE, startJourney } from "../../support/journeys";
 
 const hex = (bytes: number) => Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0")).join("");
 const MOBILE = "+14155550100";
@@ -236,6 +237,38 @@ describe("queued SMS of a journey stopped meanwhile", () => {
     expect(await sendQueuedSms(testEnv, panel.id, waiting, 1)).toBeNull();
     for (const msgid of [throttled, waiting]) expect(await messageRow(msgid)).toMatchObject({ status: "skipped", error: "not sent: the journey was stopped" });
     expect(await receiver.requests(bucket)).toHaveLength(1);
+  });
+});
+
+describe("queued SMS of a contact who reached the goal meanwhile", () => {
+  it("is skipped, not sent, when its nudge comes after the goal", async () => {
+    const { panel } = await twilioPanel();
+    const { cart, buy } = await cartPanel(panel);
+    const journey = await startJourney(panel, {
+      trigger: { type: "activity", activity: "add_to_cart" },
+      goal: { activity: "purchase" },
+      steps: [
+        { id: "later", type: "delay", for: "1h" },
+        { id: "sms", type: "sms", text: "Still thinking it over?", after: "later" },
+        // The contact is still in the journey after its SMS (the last step would complete it).
+        { id: "again", type: "delay", for: "1d", after: "sms" },
+      ],
+    });
+    await apiFor(panel)("contact", "add", { data: { EMAIL: "ada@example.com", MOBILE } });
+    await act(panel, cart, "ada@example.com");
+    // The delay ends: the step records the SMS as waiting, its nudge kept back here.
+    const sends = collectingQueue();
+    await journeyTimers.run(withBindings(env, { SENDS: sends }), Date.now() + 2 * 60 * MINUTE);
+    const [msgid] = sends.bodies.flatMap((body: any) => body.msgids) as string[];
+    expect(await messageRow(msgid!)).toMatchObject({ status: "sending", claim: null });
+    await act(panel, buy, "ada@example.com");
+    expect(await countersOf(journey)).toMatchObject({ active: 0, converted: 1 });
+
+    const bucket = receiver.bucket("twilio");
+    await receiver.script(bucket, [{ status: 201, body: '{"sid":"SM-after-goal"}' }]);
+    expect(await sendQueuedSms({ ...env, TWILIO_API_URL: receiver.hookUrl(bucket) } as any, panel.id, msgid!, 1)).toBeNull();
+    expect(await messageRow(msgid!)).toMatchObject({ status: "skipped", error: "not sent: the contact left the journey (it reached the goal)", provider_msg_id: null });
+    expect(await receiver.requests(bucket)).toHaveLength(0);
   });
 });
 

@@ -5,8 +5,8 @@ import { scanSegment } from "../../../src/services/journeys/contact-triggers";
 import { LIVE_JOURNEYS_CACHE_MS, liveJourneys } from "../../../src/services/journeys/live-journeys";
 import { changeJourneyStatus } from "../../../src/store/journeys/definitions";
 import { withBindings } from "../../support/cron";
-import { filesActingOnSend } from "../../support/interleave";
-import { pipelineSettled, postBatch } from "../../support/activity";
+import { dbActingOnWrite, filesActingOnSend } from "../../support/interleave";
+import { defineActivity, pipelineSettled, postBatch } from "../../support/activity";
 import { EMAIL_GROUP } from "../../../src/services/journeys/email-groups";
 import { admin, apiFor, createPanel, panelData, type TestPanel } from "../../support/helpers";
 import { act, cartPanel, countersOf, MINUTE, startJourney } from "../../support/journeys";
@@ -137,6 +137,35 @@ describe("journey steps under way", () => {
     expect(mailed.length).toBeGreaterThan(0);
     expect(mailed.length).toBeLessThanOrEqual(EMAIL_GROUP);
     expect(await countersOf(journey)).toMatchObject({ entered: emails.length, active: 0, converted: emails.length });
+  });
+
+  it("a contact who reaches the goal while its SMS step runs (no email in it) gets no SMS recorded, nor one of a journey stopped then", async () => {
+    const panel = await createPanel();
+    const { cart, buy } = await cartPanel(panel);
+    // A delay, then an SMS and a web push: the outbox records them (no provider set up).
+    const steps = [
+      { id: "later", type: "delay", for: "1h" },
+      { id: "text", type: "sms", text: "Still thinking it over?", after: "later" },
+      { id: "push", type: "bpn", text: "Still thinking it over?", after: "text" },
+    ];
+    const converting = await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, goal: { activity: "purchase" }, steps });
+    const browse = await defineActivity(panel, "browse");
+    const stopping = await startJourney(panel, { name: "Stopped", trigger: { type: "activity", activity: "browse" }, steps });
+    await act(panel, cart, "buyer@example.com");
+    await act(panel, browse, "browser@example.com");
+    const messagesOfPanel = () => panelData.prepare("SELECT step_id FROM journey_messages WHERE panel_id = ?").bind(panel.id).all();
+    // The steps have read their contacts and planned their messages; the goal and the stop land before they are written.
+    const writes = (sql: string, values: unknown[]) => sql.includes("INTO journey_messages") && values[1] === panel.id;
+    const racing = withBindings(env, {
+      SHARD_1: dbActingOnWrite(env.SHARD_1, writes, async () => {
+        await act(panel, buy, "buyer@example.com");
+        expect((await admin("POST", `${stopping.path}/status`, { status: "stopped" })).status).toBe(200);
+      }),
+    });
+    await journeyTimers.run(racing, Date.now() + 2 * 60 * MINUTE);
+    for (const journey of [converting, stopping]) expect(await countersOf(journey)).toMatchObject({ entered: 1, active: 0, exited: 1 });
+    expect((await messagesOfPanel()).results).toEqual([]);
+    expect(await countersOf(converting)).toMatchObject({ converted: 1 });
   });
 
   it("a segment journey started through another isolate: a contact written here to match, after the entry scan passed it, enters", async () => {
