@@ -13,13 +13,14 @@ import { notePanel } from "../lib/observability/context";
  * own parameters, and the run.
  * Every failure is answered in the envelope's Failed shape; only faults of the service are 5xx.
  */
-export async function handleEnvelope(request: Request, env: Env, exec: ExecutionContext): Promise<Response> {
+export async function handleEnvelope(request: Request, env: Env, exec: ExecutionContext, requestUrl?: URL): Promise<Response> {
   const requestId = newRequestId();
   let params: Params = {};
   let operation: Operation | undefined;
   let ctx: OperationContext | undefined;
   try {
-    const url = new URL(request.url);
+    // The router's parse of the same URL when it has one: a URL is parsed once a call.
+    const url = requestUrl ?? new URL(request.url);
     const query = readQueryParams(url);
     params = query;
     const body = await readBodyParams(request);
