@@ -31,7 +31,7 @@ export async function handleEnvelope(request: Request, env: Env, exec: Execution
     const caller = await authenticateApiKey(env, oneApiKey(request, query.apikey, body.apikey));
     notePanel(caller.panel.id);
     ctx = { env, exec, ...caller, requestId, now: Date.now(), origin: url.origin, params };
-    const input = parseOrThrow(paramsSchema(operation, paramsContext(ctx)), params);
+    const input = operation.fastParams?.(params) ?? parseOrThrow(paramsSchema(operation, paramsContext(ctx)), params);
     const members = await operation.run(ctx, input);
     return operation.render?.success(requestId, members, params) ?? envelopeSuccess(requestId, members);
   } catch (error) {
