@@ -178,7 +178,8 @@ export async function routeRequest(request: Request, env: Env, exec: ExecutionCo
   if (logging) logLine({
     kind: "request",
     requestId,
-    traceId: observation.traceparent.split("-")[1]!,
+    // version-traceid-parentid-flags, each of fixed width (trace.ts): the trace id without a split.
+    traceId: observation.traceparent.slice(3, 35),
     panelId: observation.panelId ?? null,
     method: request.method,
     route,
