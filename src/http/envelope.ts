@@ -1,6 +1,7 @@
 import { resolveOperation } from "../api/registry";
 import { paramsContext, paramsSchema, type Operation, type OperationContext } from "../api/operation";
 import { authenticateApiKey } from "../api/access";
+import { cachedCaller } from "../services/access/api-keys";
 import { readBodyParams, readQueryParams, type Params } from "../lib/http/body";
 import { oneApiKey } from "../lib/http/credentials";
 import { asApiError, parseOrThrow } from "../lib/http/errors";
@@ -28,7 +29,8 @@ export async function handleEnvelope(request: Request, env: Env, exec: Execution
     operation = resolveOperation(params.type, params.activity);
     // The key as `apikey` (spec 2.1) or in a header (CONTRACT 8, 10). Unlike other parameters,
     // a key in the query and another in the body do not let the body win: two that disagree, 401.
-    const caller = await authenticateApiKey(env, oneApiKey(request, query.apikey, body.apikey));
+    const apiKey = oneApiKey(request, query.apikey, body.apikey);
+    const caller = cachedCaller(env, apiKey) ?? (await authenticateApiKey(env, apiKey));
     notePanel(caller.panel.id);
     ctx = { env, exec, ...caller, requestId, now: Date.now(), origin: url.origin, params };
     const input = operation.fastParams?.(params) ?? parseOrThrow(paramsSchema(operation, paramsContext(ctx)), params);

@@ -171,7 +171,7 @@ export async function routeRequest(request: Request, env: Env, exec: ExecutionCo
   const logging = logLinesOn(env);
   const served = logging ? countingD1(env) : env;
   const direct = directRoute(request, url, path, served, exec);
-  const response = await observing(observation, async () => withSecurityHeaders(path, await answer(request, path, served, exec, direct)));
+  const response = withSecurityHeaders(path, await observing(observation, () => answer(request, path, served, exec, direct)));
   // The matched pattern (itty-router sets it on the request); unmatched paths are one bucket.
   const route = direct?.route ?? (request as Partial<IRequest>).route ?? "*";
   const durationMs = Date.now() - started;
