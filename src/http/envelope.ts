@@ -32,7 +32,8 @@ export async function handleEnvelope(request: Request, env: Env, exec: Execution
     const apiKey = oneApiKey(request, query.apikey, body.apikey);
     const caller = cachedCaller(env, apiKey) ?? (await authenticateApiKey(env, apiKey));
     notePanel(caller.panel.id);
-    ctx = { env, exec, ...caller, requestId, now: Date.now(), origin: url.origin, params };
+    // The origin is read by the few operations that give out links: the URL makes it on asking.
+    ctx = { env, exec, ...caller, requestId, now: Date.now(), get origin() { return url.origin; }, params };
     const input = operation.fastParams?.(params) ?? parseOrThrow(paramsSchema(operation, paramsContext(ctx)), params);
     const members = await operation.run(ctx, input);
     return operation.render?.success(requestId, members, params) ?? envelopeSuccess(requestId, members);
