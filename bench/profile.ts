@@ -1,5 +1,5 @@
 // npm run bench:profile: where the service's CPU goes. Starts the benchmark build with
-// workerd's inspector open, loads one path (PROFILE=api: contact add; PROFILE=single: single activity posts; PROFILE=forms: signup form submissions as bench:forms sends them; PROFILE=pipeline: event
+// workerd's inspector open, loads one path (PROFILE=api: contact add; PROFILE=insert: its baseline, one bare D1 insert; PROFILE=single: single activity posts; PROFILE=forms: signup form submissions as bench:forms sends them; PROFILE=pipeline: event
 // batches through the batch endpoint and the EVENTS consumer; PROFILE=upload: the same events through Activity API v2's
 // upload endpoint (named, unprefixed, ISO timestamps, Bearer key), the consumer detached; PROFILE=import: one bulk upload of
 // ROWS (200,000) rows of bench:import's file, from the call to `completed`), records a V8 CPU profile of the
@@ -56,7 +56,8 @@ const siteverify = kind === "forms" ? await startSiteverify() : undefined;
 const runtime = await startRuntime({
   inspectorPort,
   withoutConsumersOf: kind === "upload" ? ["apiv2-events-default"] : [],
-  vars: siteverify ? { TURNSTILE_SITEVERIFY_URL: siteverify.url } : {},
+  // LOG_LINES=false as bench:api takes it: the inspector receives every console call, so the line's share here overstates it.
+  vars: { ...(siteverify ? { TURNSTILE_SITEVERIFY_URL: siteverify.url } : {}), ...(process.env.LOG_LINES ? { LOG_LINES: process.env.LOG_LINES } : {}) },
 });
 try {
   const { origin } = runtime;
@@ -110,6 +111,10 @@ try {
         headers: { "content-type": "application/x-www-form-urlencoded" },
         body: new URLSearchParams({ data: JSON.stringify({ EMAIL: `user${i}@example.com`, NAME: `User ${i}`, AGE: 20 + (i % 50), CITY: "Pune" }) }),
       });
+  } else if (kind === "insert") {
+    // bench:api's baseline, one bare D1 insert: the same profile of the floor, to read the contact add's against.
+    send = (i) =>
+      fetch(`${origin}/__bench/insert?key=k${i}&attrs=${encodeURIComponent(JSON.stringify({ EMAIL: `user${i}@example.com`, NAME: `User ${i}`, AGE: 20 + (i % 50), CITY: "Pune" }))}`);
   } else if (kind === "forms") {
     send = await createBenchForm(origin, panel, true);
   } else if (kind === "single") {

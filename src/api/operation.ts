@@ -45,6 +45,12 @@ export function paramsContext(ctx: Pick<OperationContext, "env" | "panel" | "now
 export interface Operation<S extends z.ZodType = z.ZodType> {
   summary: string;
   params: S | ((context: ParamsContext) => S);
+  /**
+   * The common input read without zod, as `params` would output it; undefined for anything
+   * else, which `params` reads (so every refusal is the schema's, in its words). For the
+   * hottest calls only, each with a test running both on many inputs.
+   */
+  fastParams?: (params: Params) => z.output<S> | undefined;
   run(ctx: OperationContext, input: z.output<S>): Promise<Record<string, unknown>>;
   /** Operations whose answers are not the envelope's (4.10 answers spec 2.6) render their own. */
   render?: {

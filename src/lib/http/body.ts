@@ -15,9 +15,11 @@ function tooLarge(limit: number): ApiError {
 export async function readBodyBytes(request: Request, limit = MAX_BODY_BYTES): Promise<Uint8Array> {
   const declared = Number(request.headers.get("content-length") ?? "NaN");
   if (declared > limit) throw tooLarge(limit);
-  if (Number.isInteger(declared) && request.body) {
+  if (Number.isInteger(declared)) {
     // A declared length bounds what the connection delivers: one native read, much cheaper
     // than a chunk loop for the small bodies most calls send. The size is still checked.
+    // No body reads as no bytes, as readAtMost reads it; `request.body` is not asked for, as
+    // the runtime makes a stream object to answer it.
     const bytes = new Uint8Array(await request.arrayBuffer());
     if (bytes.byteLength > limit) throw tooLarge(limit);
     return bytes;
@@ -74,7 +76,7 @@ const encoder = new TextEncoder();
 
 /** One `application/x-www-form-urlencoded` name or value, decoded; null when its bytes are not UTF-8. */
 function decodeFormComponent(raw: string): string | null {
-  const text = raw.replace(/\+/g, " ");
+  const text = raw.includes("+") ? raw.replace(/\+/g, " ") : raw;
   if (!text.includes("%")) return text;
   try {
     // The common case, well-formed escapes of UTF-8, in one native call; it throws on a stray
@@ -104,11 +106,14 @@ function decodeFormComponent(raw: string): string | null {
  */
 class FormParams {
   readonly params: Params = {};
-  private readonly arrays = new Map<string, unknown[]>();
+  /** Made at the first array form: most calls send none. */
+  private arrays: Map<string, unknown[]> | undefined;
 
   add(name: string, value: unknown): void {
-    const indexed = /^([^[\]]+)\[(\d*)\]$/.exec(name);
+    // Only a name ending in `]` can be an array form: the others skip the pattern.
+    const indexed = name.endsWith("]") ? /^([^[\]]+)\[(\d*)\]$/.exec(name) : null;
     if (indexed) {
+      this.arrays ??= new Map();
       const items = this.arrays.get(indexed[1]!) ?? [];
       this.arrays.set(indexed[1]!, items);
       items.push(value);
@@ -118,7 +123,7 @@ class FormParams {
   }
 
   done(): Params {
-    for (const [name, items] of this.arrays) if (!Object.hasOwn(this.params, name)) this.params[name] = items;
+    if (this.arrays) for (const [name, items] of this.arrays) if (!Object.hasOwn(this.params, name)) this.params[name] = items;
     return this.params;
   }
 }

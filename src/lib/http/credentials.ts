@@ -44,5 +44,11 @@ export function oneApiKey(request: Request, ...parameterKeys: unknown[]): unknow
 
 /** The API key sent with a call outside the envelope: in a header (any form above) or the `apikey` query. */
 export function requestApiKey(request: Request): string | undefined {
-  return oneApiKey(request, new URL(request.url).searchParams.get("apikey") ?? undefined) as string | undefined;
+  return oneApiKey(request, queryApiKey(request.url)) as string | undefined;
+}
+
+/** The `apikey` query parameter; a URL without a query (most posts) is not parsed for it. */
+function queryApiKey(url: string): string | undefined {
+  if (!url.includes("?")) return undefined;
+  return new URL(url).searchParams.get("apikey") ?? undefined;
 }

@@ -87,6 +87,13 @@ export function securityHeadersFor(path: string, contentType: string | null): He
   return isHtml(contentType) ? PANEL_HEADERS : API_HEADERS;
 }
 
+// Each set's entries listed once per isolate, not on every answer.
+const ENTRIES = new Map<HeaderSet, ReadonlyArray<readonly [string, string]>>(
+  [PANEL_HEADERS, LINK_PAGE_HEADERS, FORM_PAGE_HEADERS, API_HEADERS].map((set) => [set, Object.entries(set)]),
+);
+const entriesOf = (set: HeaderSet) => ENTRIES.get(set) ?? Object.entries(set);
+const FORM_PAGE_HEADERS_BUT_POLICY = entriesOf(FORM_PAGE_HEADERS).filter(([name]) => name !== "content-security-policy");
+
 /**
  * The answer with its security headers: set in place on the Worker's own answers (a copy of
  * every answer cost each API call an allocation on its hot path), on a copy where the headers
@@ -96,7 +103,7 @@ export function withSecurityHeaders(path: string, response: Response): Response 
   const set = securityHeadersFor(path, response.headers.get("content-type"));
   // A form page that states its own policy (its Turnstile, its redirect) keeps it.
   const ownPolicy = set === FORM_PAGE_HEADERS && response.headers.has("content-security-policy");
-  const headers = Object.entries(set).filter(([name]) => !(ownPolicy && name === "content-security-policy"));
+  const headers = ownPolicy ? FORM_PAGE_HEADERS_BUT_POLICY : entriesOf(set);
   try {
     for (const [name, value] of headers) response.headers.set(name, value);
     return response;

@@ -20,9 +20,18 @@ export interface DataPointWriter {
 
 const NONE: Metrics = { request() {}, queueBatch() {}, message() {}, webhook() {}, events() {} };
 
+/** One recorder per dataset binding, made at its first use: every request records one point. */
+const recorders = new WeakMap<DataPointWriter, Metrics>();
+
 export function metrics(env: { METRICS?: DataPointWriter }): Metrics {
   const dataset = env.METRICS;
   if (!dataset || typeof dataset.writeDataPoint !== "function") return NONE;
+  let recorder = recorders.get(dataset);
+  if (!recorder) recorders.set(dataset, (recorder = recorderOf(dataset)));
+  return recorder;
+}
+
+function recorderOf(dataset: DataPointWriter): Metrics {
   const write = (kind: string, blobs: string[], doubles: number[]) => {
     try {
       dataset.writeDataPoint({ indexes: [kind], blobs: [kind, ...blobs], doubles });

@@ -60,12 +60,13 @@ export async function addContact(
     const keyField = Object.keys(input).find((name) => canonicalAttributeName(name) === ctx.schema.primaryKey) ?? ctx.schema.primaryKey;
     return contactExists(`${fieldPrefix}.${keyField}`, ctx.schema.primaryKey, prepared.key);
   }
-  if (options.missingLists !== "skip") {
-    const missing = await missingLists(ctx.db, ctx.panelId, listIds ?? []);
+  // Neither look nor mirror is awaited for nothing: most adds name no list and create no attribute.
+  if (options.missingLists !== "skip" && listIds?.length) {
+    const missing = await missingLists(ctx.db, ctx.panelId, listIds);
     if (missing.length) return noSuchLists(missing);
   }
   const contact = await upsertContact(ctx.db, ctx.panelId, prepared.key, prepared.values, ctx.now, { listIds, newAttributes: prepared.created, alongside: options.alongside, first: options.first });
-  await mirrorAttributes(ctx.configElsewhere, ctx.panelId, newStringAttributes(prepared.created, ctx.now));
+  if (prepared.created.length) await mirrorAttributes(ctx.configElsewhere, ctx.panelId, newStringAttributes(prepared.created, ctx.now));
   ctx.waitUntil(afterContactChanged(ctx.env, { panelId: ctx.panelId, contact, changes: ["attributes", "lists"], joinedList: contact.joinedList, now: ctx.now }));
   return succeeded({ contact, ignored: prepared.ignored, created: prepared.created });
 }

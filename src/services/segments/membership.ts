@@ -60,6 +60,8 @@ export async function refreshContacts(env: Env, panelId: string, contactIds: rea
   const segments = (await panelSegments(home, panelId)).filter((s) => changes.some((change) => s.dependencies[change]));
   const work = segments.map((segment) => ({ segment, contactIds: ids }));
   const shards = on ? [on] : panelShardPlaces(env, panel).map((p) => p.db);
+  // No segment reads the change (most panels, most writes): no shard has anything to re-check.
+  if (work.length === 0) return 0;
   const entered = await Promise.all(shards.map((db) => recheckMembers(home, db, panelId, work, now)));
   return entered.reduce((sum, n) => sum + n, 0);
 }
