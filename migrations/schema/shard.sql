@@ -63,6 +63,7 @@
 -- migration 0114_import_part_marks.sql
 -- migration 0115_rechecks_after_saves.sql
 -- migration 0116_archive_part_shard.sql
+-- migration 0117_fenced_member_deletes_uncounted.sql
 
 -- table activities
 
@@ -1117,6 +1118,8 @@ END;
 
 CREATE TRIGGER list_members_count_out AFTER DELETE ON list_members
 WHEN NOT EXISTS (SELECT 1 FROM panels_in_transit WHERE panel_id = OLD.panel_id)
+  AND NOT EXISTS (SELECT 1 FROM panels_in_transit f WHERE f.panel_id >= OLD.panel_id || '/fence/' AND f.panel_id < OLD.panel_id || '/fence0'
+    AND OLD.bucket BETWEEN CAST(substr(f.panel_id, length(OLD.panel_id) + 8, 4) AS INTEGER) AND CAST(substr(f.panel_id, length(OLD.panel_id) + 13, 4) AS INTEGER))
 BEGIN
   UPDATE lists SET member_count = member_count - 1 WHERE panel_id = OLD.panel_id AND id = OLD.list_id;
 END;

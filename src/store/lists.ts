@@ -191,6 +191,22 @@ export function recountMembersStatement(db: ShardDb, panelId: string): D1Prepare
     .bind(panelId);
 }
 
+/**
+ * Sets each of the panel's list rows on `db` to its members outside buckets `first`–`last`: for
+ * the shard a split's partition left (decision 0047), from its switch, while it still holds its
+ * copies of the moved members until cleaning; their deletes then count nothing (shard migration
+ * 0117), so the figure summed over the shards counts each member once throughout. One statement,
+ * as recountMembersStatement; safe to repeat.
+ */
+export function recountStayingMembersStatement(db: ShardDb, panelId: string, first: number, last: number): D1PreparedStatement {
+  return db
+    .prepare(
+      `UPDATE lists SET member_count = (SELECT COUNT(*) FROM list_members m WHERE m.panel_id = lists.panel_id AND m.list_id = lists.id AND m.bucket NOT BETWEEN ?2 AND ?3)
+       WHERE panel_id = ?1`,
+    )
+    .bind(panelId, first, last);
+}
+
 export type RenameOutcome = { kind: "renamed"; list: ContactList } | { kind: "missing" } | { kind: "duplicate" };
 
 export async function renameList(

@@ -1,6 +1,7 @@
 import type { BucketRanges } from "../domain/partitions";
 import type { ShardDb } from "./shards";
 import { inBucketRanges } from "./sql";
+import { fencedPanelHere } from "./panel-move/triggers";
 
 /**
  * Stored figures of a panel (shard migration 0062): its contacts and each saved segment's
@@ -127,6 +128,8 @@ export function forgetBuiltMembersStatement(db: ShardDb, panelId: string, segmen
  * One step of the refresh: for at most `rows` due rows of `panelIds` (a pass under way first,
  * then those never counted, then the oldest counted before `staleBefore`), counts the next
  * `chunk` entries of the panel's contact index or the segment's members from the row's cursor.
+ * A panel a fence holds here is left alone: a split's source holds its copies of the moved rows
+ * until cleaning, which makes its figures due again (decision 0047).
  * A row with fewer than `chunk` left ends its pass: `n` becomes the pass's total and
  * `counted_at` `now`. Each subquery reads at most `chunk` index entries from a seek, so the
  * statement reads at most `rows` x 2 x `chunk` entries whatever the panels' size. Answers the
@@ -156,6 +159,7 @@ export async function countStep(db: ShardDb, panelIds: readonly string[], staleB
          FROM panel_counts pc
          WHERE pc.panel_id IN (SELECT value FROM json_each(?1))
            AND (pc.cursor IS NOT NULL OR pc.counted_at IS NULL OR pc.counted_at < ?2)
+           AND NOT ${fencedPanelHere("pc")}
          ORDER BY pc.cursor IS NULL, pc.counted_at IS NOT NULL, pc.counted_at
          LIMIT ?4
        ) c

@@ -5,7 +5,7 @@ import { getPanel, type Panel } from "../../store/panels";
 import { allShards, shardByIndex, shardOf, type ShardDb } from "../../store/shards";
 import { LAST_BUCKET, partitionOfBucket, wholePanelPartition } from "../../domain/partitions";
 import { splitPanelPartition } from "../../store/panel-partitions";
-import { recountMembersStatement } from "../../store/lists";
+import { recountMembersStatement, recountStayingMembersStatement } from "../../store/lists";
 import { recountPushStatement } from "../../store/push";
 import { recountWaitingStatements } from "../../store/journeys/points";
 import { freeListEntryLeases } from "../../store/list-entries";
@@ -443,6 +443,7 @@ async function afterSwitch(step: Step, switchedAt: number, pauseMs: number | nul
   else await nudgeMovedCampaigns(step.env, target, move.panelId, move.fromShard);
   if (move.buckets) {
     await recountMembers(step);
+    await uncountMovedOnSource(step);
     // The moved contacts' sends read the target's stops from now on: it takes the source's, once
     // (outside the pause). A stop of a moved contact recorded on the source later meets the fence
     // with its message or contact; copied again at a cleaning step, it could take back a lift
@@ -520,6 +521,19 @@ async function recountMembers(step: Step): Promise<void> {
     // Its push counters, likewise (a split copies devices with their bucket, shard migration 0110).
     recountPushStatement(target, move.panelId),
   ]);
+}
+
+/**
+ * The source's figures lose the moved rows at the switch, not as cleaning deletes them: its list
+ * rows are recounted without the moved buckets (the fenced deletes that follow count nothing,
+ * shard migration 0117), and its stored figures are made due, which housekeeping leaves alone
+ * while the fence stands (countStep), so a request past the cap reads a floor until cleaning
+ * rather than the moved rows on both shards. Safe to repeat (a step that died after the switch).
+ */
+async function uncountMovedOnSource(step: Step): Promise<void> {
+  const { source, move } = step;
+  if (!move.buckets) return;
+  await source.batch([recountStayingMembersStatement(source, move.panelId, move.buckets.first, move.buckets.last), forgetStoredStatement(source, move.panelId)]);
 }
 
 async function clean(step: Step): Promise<MoveStepOutcome> {

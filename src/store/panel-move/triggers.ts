@@ -148,6 +148,15 @@ export function deleteFencedHere(alias: string): string {
 }
 
 /**
+ * SQL true when a fence on this shard holds some of the panel `alias.panel_id`'s buckets: from a
+ * move's pause until its old rows are gone (a split's source holds its copies of the moved rows
+ * until then), so work counting the panel's rows there leaves it alone.
+ */
+export function fencedPanelHere(alias: string): string {
+  return `EXISTS (SELECT 1 FROM panels_in_transit mf WHERE mf.panel_id >= ${alias}.panel_id || '${FENCE}' AND mf.panel_id < ${alias}.panel_id || '${FENCE_END}')`;
+}
+
+/**
  * What a partition move marks in transit on its source while it deletes the moved rows: the
  * fence lets those deletes pass, and no other trigger names it (they test their row's panel_id),
  * so the rows that stay keep being counted. Panel ids hold no "/" (safePanelId).
