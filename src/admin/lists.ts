@@ -11,7 +11,7 @@ import { listMembersPage } from "../services/lists/members";
 import { removeList as removePanelList } from "../services/lists/remove";
 import { renameList } from "../services/lists/rename";
 import type { ContactList } from "../store/lists";
-import { mirrorShards, panelShards } from "../services/access/partitions";
+import { mirrorShards, panelOwningShards } from "../services/access/partitions";
 import { panelListsCounted, withPanelCount } from "../services/lists/counts";
 import { isoTime } from "../store/sql";
 import { definePanelRoute } from "./route";
@@ -115,7 +115,7 @@ const panelListMembers = definePanelRoute({
   summary: "A page of the list's members, in the order the contacts were created; next_cursor pages on",
   query: listMembersQuery,
   async handle({ env, db, path, query, panel }) {
-    const found = unwrapList(await listMembersPage(panelShards(env, panel, db), panel.id, listId(path.list), query.after ?? 0, query.limit + 1), path.list);
+    const found = unwrapList(await listMembersPage(panelOwningShards(env, panel, db), panel.id, listId(path.list), query.after ?? 0, query.limit + 1), path.list);
     const page = found.members.slice(0, query.limit);
     return {
       list: listView(await withPanelCount(env, panel, found.list)),

@@ -136,7 +136,7 @@ const segmentContacts = definePanelRoute({
   summary: "The segment's members (attributes), by contact; next_cursor pages on",
   query: contactsQuery,
   async handle({ env, path, query, panel, db }) {
-    const page = await segmentMembers(panelShards(env, panel, db), panel.id, path.segment, Number(query.cursor ?? 0), query.limit + 1);
+    const page = await segmentMembers(panelOwningShards(env, panel, db), panel.id, path.segment, Number(query.cursor ?? 0), query.limit + 1);
     if (!page) throw noSuchSegment(path.segment);
     const shown = page.slice(0, query.limit);
     return { contacts: shown.map((c) => c.attributes), next_cursor: page.length > query.limit ? String(shown.at(-1)!.id) : null };

@@ -99,6 +99,11 @@ export function bucketRangesOn(partitions: readonly Partition[], shard: number):
     .map((p) => [p.firstBucket, p.lastBucket] as const);
 }
 
+/** Whether `bucket` lies in one of `ranges`. */
+export function inRanges(ranges: BucketRanges, bucket: number): boolean {
+  return ranges.some(([first, last]) => first <= bucket && bucket <= last);
+}
+
 /** The map of a panel made before partitions (no rows): one partition of every bucket, on its home shard. */
 export function wholePanelPartition(shard: number): Partition[] {
   return [{ firstBucket: 0, lastBucket: LAST_BUCKET, shard, state: "active" }];

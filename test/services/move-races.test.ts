@@ -3,17 +3,18 @@ import { describe, expect, it } from "vitest";
 import { contactBucket } from "../../src/domain/partitions";
 import { MOVE_TUNING, runMoveStep, type MoveTuning } from "../../src/services/panels/move";
 import { getPanelMove, insertPanelMove } from "../../src/store/panel-moves";
-import { admin, ADMIN_TOKEN, BASE, call, fetchWith, jobFinished, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
+import { admin, ADMIN_TOKEN, apiFor, BASE, call, fetchWith, jobFinished, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
 import { getPanel } from "../../src/store/panels";
 import { getSegment } from "../../src/store/segments";
 import { panelOwningShards } from "../../src/services/access/partitions";
 import { countSavedSegment } from "../../src/services/segments/definitions";
+import { PANEL_COUNTS, panelContactsFigure, panelMemberFigures, refreshPanelCounts } from "../../src/services/overview/counts";
 import { collectingQueue, drainQueue, withBindings } from "../support/cron";
 import { membersOn, panelWithList, shard0 } from "../support/partitions";
 import { recordEvents } from "../../src/services/pipeline/record";
 import { archivePanel, resumeArchiveParts } from "../../src/services/retention/archive";
 import { gunzipText } from "../../src/lib/gzip";
-import { pipelineSettled } from "../support/activity";
+import { eventually, pipelineSettled } from "../support/activity";
 import { listClearRedrive } from "../../src/services/lists/clear";
 import { createWebhook } from "../support/webhooks";
 
@@ -157,6 +158,102 @@ describe("figures of a panel while its split's source still holds the moved rows
     expect(await jobFinished(panel, jobid)).toMatchObject({ status: "completed", progress: { rows: keys.length, total: keys.length } });
     const file = await call(`/admin/v1/panels/${panel.id}/jobs/${jobid}/export.csv`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
     expect((await file.text()).split("\r\n").slice(1, -1).sort()).toEqual([...keys].sort());
+  });
+});
+
+describe("list counters while a split's source still holds the moved rows (decision 0047)", () => {
+  it("sum to the members after the switch, move by one as members come and go on either shard, and stay right after cleaning", async () => {
+    const { keys, panel, split } = await splittingList("tally");
+    const api = apiFor(panel);
+    const counts = async () => ({
+      screen: (await admin("GET", `/panels/${panel.id}/lists`)).body.lists.map((l: { count: number }) => l.count),
+      client: (await api("lists", "getall")).body.lists.map((l: { count: number }) => l.count),
+    });
+    const listId = String((await api("lists", "getall")).body.lists[0].id);
+    expect(await split.step()).toEqual({ next: "now" });
+    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    expect(await counts()).toEqual({ screen: [keys.length], client: [keys.length] });
+
+    // A new member on the target, then on the source; a moved member removed (on the target), then a staying one (on the source).
+    const fresh = Array.from({ length: 40 }, (_, i) => `tallynew${i}@example.com`);
+    const added = [fresh.find((k) => moving(panel.id, k))!, fresh.find((k) => !moving(panel.id, k))!];
+    const removed = [keys.find((k) => moving(panel.id, k))!, keys.find((k) => !moving(panel.id, k))!];
+    let expected = keys.length;
+    for (const key of added) {
+      expect((await api("contact", "add", { data: { EMAIL: key }, listid: listId })).status).toBe(200);
+      expect(await counts()).toEqual({ screen: [++expected], client: [expected] });
+    }
+    for (const key of removed) {
+      expect((await api("contact", "delete", { data: key, listid: listId })).status).toBe(200);
+      expect(await counts()).toEqual({ screen: [--expected], client: [expected] });
+    }
+
+    split.settle();
+    expect(await split.step()).toEqual({ next: "none" });
+    expect(await counts()).toEqual({ screen: [keys.length], client: [keys.length] });
+  });
+});
+
+describe("stored figures while a split's source still holds the moved rows (decision 0047)", () => {
+  it("past the cap, the panel's contacts and a segment's members never count the moved rows twice, before or after housekeeping, and are exact once cleaned and counted", async () => {
+    const { keys, panel, split } = await splittingList("stored");
+    const { body: lists } = await admin("GET", `/panels/${panel.id}/lists`);
+    const saved = await admin("POST", `/panels/${panel.id}/segments`, { name: "Readers", match: { all: [{ list: lists.lists[0].id, op: "in" }] } });
+    const segmentId = saved.body.id as string;
+    await eventually(async () => ((await admin("GET", `/panels/${panel.id}/segments/${segmentId}`)).body.members === keys.length ? true : undefined));
+    const capped = { ...PANEL_COUNTS, requestCap: 3 };
+    const figures = async () => {
+      const shards = panelOwningShards(env, (await getPanel(env.DB, panel.id))!, panelData);
+      const now = Date.now();
+      return { contacts: await panelContactsFigure(shards, panel.id, now, capped), members: (await panelMemberFigures(shards, panel.id, [segmentId], now, capped)).get(segmentId)! };
+    };
+    await refreshPanelCounts(panelData, [panel.id], Date.now());
+    expect(await figures()).toMatchObject({ contacts: { n: keys.length, atLeast: false }, members: { n: keys.length, atLeast: false } });
+
+    expect(await split.step()).toEqual({ next: "now" });
+    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    for (const run of [0, 1]) {
+      const { contacts, members } = await figures();
+      for (const figure of [contacts, members]) expect(figure.n, `run ${run}`).toBeLessThanOrEqual(keys.length);
+      // Housekeeping on the source meanwhile leaves its figures due (the fence stands).
+      await refreshPanelCounts(panelData, [panel.id], Date.now() + PANEL_COUNTS.refreshMs + 1);
+    }
+
+    split.settle();
+    expect(await split.step()).toEqual({ next: "none" });
+    await refreshPanelCounts(panelData, [panel.id], Date.now());
+    expect(await figures()).toMatchObject({ contacts: { n: keys.length, atLeast: false }, members: { n: keys.length, atLeast: false } });
+  });
+});
+
+describe("pages by contact while a split's source, the home, still holds the moved rows (decision 0047)", () => {
+  it("a moved contact edited after the switch shows its new attribute in the list's members, the segment's members and a search", async () => {
+    const { keys, panel, listId, segmentId } = await switchedWithSegment("edited");
+    const mover = keys.find((k) => moving(panel.id, k))!;
+    expect((await apiFor(panel)("contact", "update", { data: { EMAIL: mover, CITY: "Goa" } })).status).toBe(200);
+
+    const members = (await admin("GET", `/panels/${panel.id}/lists/${listId}/members?limit=100`)).body.members;
+    expect(members.filter((m: { key: string }) => m.key === mover)).toEqual([expect.objectContaining({ attributes: expect.objectContaining({ CITY: "Goa" }) })]);
+    const inSegment = (await admin("GET", `/panels/${panel.id}/segments/${segmentId}/contacts?limit=100`)).body.contacts;
+    expect(inSegment.filter((c: { EMAIL: string }) => c.EMAIL === mover)).toEqual([expect.objectContaining({ CITY: "Goa" })]);
+    const found = (await admin("GET", `/panels/${panel.id}/contacts?q=&match=prefix&limit=100`)).body.contacts;
+    expect(found.filter((c: { key: string }) => c.key === mover)).toEqual([expect.objectContaining({ attributes: expect.objectContaining({ CITY: "Goa" }) })]);
+  });
+
+  it("pages on through a shard whose page was all moved rows that left the target: no member is missed", async () => {
+    const { keys, panel, listId } = await switchedWithSegment("paged");
+    const api = apiFor(panel);
+    // Every moved member leaves the list on the target: the source's copies stand for nothing.
+    for (const key of keys.filter((k) => moving(panel.id, k))) expect((await api("contact", "delete", { data: key, listid: String(listId) })).status).toBe(200);
+    const staying = keys.filter((k) => !moving(panel.id, k)).sort();
+    const seen: string[] = [];
+    for (let after = 0, pages = 0; pages < 20; pages++) {
+      const page = (await admin("GET", `/panels/${panel.id}/lists/${listId}/members?limit=2${after ? `&after=${after}` : ""}`)).body;
+      seen.push(...page.members.map((m: { key: string }) => m.key));
+      if (!page.next_cursor) break;
+      after = Number(page.next_cursor);
+    }
+    expect(seen.sort()).toEqual(staying);
   });
 });
 

@@ -1,4 +1,4 @@
-import { bucketRangesOn, contactBucket, partitionMapProblem, partitionOfBucket, wholePanelPartition, type BucketRanges, type Partition } from "../../domain/partitions";
+import { bucketRangesOn, contactBucket, inRanges, partitionMapProblem, partitionOfBucket, wholePanelPartition, type BucketRanges, type Partition } from "../../domain/partitions";
 import { refusedField, succeeded, type Result } from "../../lib/problems";
 import { getPanel, type Panel } from "../../store/panels";
 import { setPanelPartitions } from "../../store/panel-partitions";
@@ -193,19 +193,46 @@ export async function mergedPage<T, S = ShardDb>(shards: readonly S[], read: (sh
 }
 
 /**
- * mergedPage of reads by contact, where `order` ties only on the same contact: each contact once.
- * Between a split's switch and its cleaning the source still holds its copies of the moved
- * contacts' rows (decision 0047); a contact on two shards is within each one's first `limit`
- * when it is within the panel's, so the page is still the panel's first `limit`.
+ * mergedPage of reads by contact (rows naming their contact's key) over the panel's owning shards,
+ * each shard's rows kept to the buckets its map gives it: between a split's switch and its
+ * cleaning the source still holds copies of the moved contacts' rows (decision 0047), as they
+ * were at the switch, while the target's are the contact's. `read` answers a shard's first
+ * `limit` rows past the request's cursor, or past `after` (the last row it answered there).
+ *
+ * A row left out usually stands for its contact's row on the target, within the target's page,
+ * so one read a shard gives the panel's first `limit`. One whose contact's row went on the target
+ * after the switch stands for nothing: past the last row read on a shard whose page was full,
+ * the panel's rows are not known, so that shard reads on until the page is whole (more reads only
+ * for such rows, a few between a switch and its cleaning).
  */
-export async function mergedContactPage<T, S = ShardDb>(shards: readonly S[], read: (shard: S) => Promise<readonly T[]>, order: (a: T, b: T) => number, limit: number): Promise<T[]> {
-  const pages = await Promise.all(shards.map(read));
-  if (pages.length === 1) return [...pages[0]!];
-  return pages
-    .flat()
-    .sort(order)
-    .filter((row, i, all) => i === 0 || order(all[i - 1]!, row) !== 0)
-    .slice(0, limit);
+export async function mergedContactPage<T extends { key: string }>(
+  panelId: string,
+  shards: readonly OwningShard[],
+  read: (db: ShardDb, after: T | undefined) => Promise<readonly T[]>,
+  order: (a: T, b: T) => number,
+  limit: number,
+): Promise<T[]> {
+  if (shards.length === 1 && shards[0]!.buckets === null) return [...(await read(shards[0]!.db, undefined))];
+  const states = shards.map((shard) => ({ shard, kept: [] as T[], last: undefined as T | undefined, ended: false }));
+  const readOn = async (state: (typeof states)[number]) => {
+    const page = await read(state.shard.db, state.last);
+    const { buckets } = state.shard;
+    state.kept.push(...(buckets ? page.filter((row) => inRanges(buckets, contactBucket(panelId, row.key))) : page));
+    state.last = page[page.length - 1] ?? state.last;
+    state.ended = page.length < limit;
+  };
+  await Promise.all(states.map(readOn));
+  for (;;) {
+    // The first row no shard has read past: rows beyond it may lie unread on that shard.
+    const open = states.filter((state) => !state.ended);
+    const horizon = open.reduce<T | undefined>((min, state) => (min === undefined || order(state.last!, min) < 0 ? state.last : min), undefined);
+    const known = states
+      .flatMap((state) => state.kept)
+      .filter((row) => horizon === undefined || order(row, horizon) <= 0)
+      .sort(order);
+    if (known.length >= limit || horizon === undefined) return known.slice(0, limit);
+    await Promise.all(open.filter((state) => order(state.last!, horizon) === 0).map(readOn));
+  }
 }
 
 /**

@@ -3,7 +3,7 @@ import { searchContacts, searchContactsByAttribute, searchContactsContaining, ty
 import type { Panel } from "../../store/panels";
 import type { ShardDb } from "../../store/shards";
 import { compareStoredText } from "../../store/sql";
-import { mergedContactPage, panelOwningShards, panelShards, partitionOfContact } from "../access/partitions";
+import { mergedContactPage, panelOwningShards, partitionOfContact } from "../access/partitions";
 
 /**
  * The panel's contact search across its partitions (decision 0038 step 3), in key order as
@@ -17,8 +17,8 @@ const byKey = (a: Contact, b: Contact) => compareStoredText(a.key, b.key);
 
 /** Contacts by primary-key value: `exact` asks the key's partition alone, a prefix every shard. */
 export async function searchPanelByKey(env: Env, panel: Placed, home: ShardDb, q: string, match: "prefix" | "exact", after: string | undefined, limit: number): Promise<Contact[]> {
-  const shards = match === "exact" && panel.partitions.length ? [partitionOfContact(env, panel, q).db] : panelShards(env, panel, home);
-  return mergedContactPage(shards, (db) => searchContacts(db, panel.id, q, match, after, limit), byKey, limit);
+  const shards = match === "exact" && panel.partitions.length ? [{ db: partitionOfContact(env, panel, q).db, buckets: null }] : panelOwningShards(env, panel, home);
+  return mergedContactPage(panel.id, shards, (db, last) => searchContacts(db, panel.id, q, match, last?.key ?? after, limit), byKey, limit);
 }
 
 /** Contacts by another attribute's value, from every shard. */
@@ -32,7 +32,7 @@ export async function searchPanelByAttribute(
   after: string | undefined,
   limit: number,
 ): Promise<Contact[]> {
-  return mergedContactPage(panelShards(env, panel, home), (db) => searchContactsByAttribute(db, panel.id, name, value, match, after, limit), byKey, limit);
+  return mergedContactPage(panel.id, panelOwningShards(env, panel, home), (db, last) => searchContactsByAttribute(db, panel.id, name, value, match, last?.key ?? after, limit), byKey, limit);
 }
 
 /**

@@ -20,6 +20,7 @@ import {
   type SegmentExport,
 } from "../../store/segment-exports";
 import { getSegment, memberCount, segmentMembersPage, type Segment } from "../../store/segments";
+import type { KeyedContact } from "../../store/contacts";
 import { loadAttributeSchema } from "../../store/attributes";
 import type { ShardDb } from "../../store/shards";
 import { panelDb, panelHome, shardTask } from "../access/shards";
@@ -154,7 +155,8 @@ async function writeParts(env: Env, db: ShardDb, job: SegmentExport, lease: stri
   }
   const { panel } = await panelHome(env, job.panelId);
   const places = panelShardPlaces(env, panel);
-  const shards = places.map((place) => place.db);
+  // Each shard's members in its own buckets: a split's source keeps copies of the moved ones until cleaning (decision 0047).
+  const owning = panelOwningShards(env, panel, places[0]!.db);
   for (const place of places) {
     // Members are being built (a new or edited segment) on this shard: the export waits for the whole of them.
     const here = place.home ? segment : await getSegment(place.db, job.panelId, job.segmentId);
@@ -164,8 +166,7 @@ async function writeParts(env: Env, db: ShardDb, job: SegmentExport, lease: stri
     if (!again || again.buildCursor !== null) return "more";
   }
   if (job.total === null) {
-    // Each shard's members in its own buckets: a split's source keeps copies of the moved ones until cleaning (decision 0047).
-    const counts = await Promise.all(panelOwningShards(env, panel, shards[0]!).map((shard) => memberCount(shard.db, segment.id, shard.buckets)));
+    const counts = await Promise.all(owning.map((shard) => memberCount(shard.db, segment.id, shard.buckets)));
     await setExportTotal(db, ref, lease, counts.reduce((sum, n) => sum + n, 0));
   }
 
@@ -180,7 +181,7 @@ async function writeParts(env: Env, db: ShardDb, job: SegmentExport, lease: stri
     // At least a page per part, so every step moves the export on.
     do {
       const after = cursor;
-      const page = await mergedContactPage(shards, (shard) => segmentMembersPage(shard, job.panelId, segment.id, after, tuning.pageRows), (a, b) => a.id - b.id, tuning.pageRows);
+      const page = await mergedContactPage<KeyedContact>(job.panelId, owning, (shard, last) => segmentMembersPage(shard, job.panelId, segment.id, last?.id ?? after, tuning.pageRows), (a, b) => a.id - b.id, tuning.pageRows);
       for (const member of page) {
         const line = formatCsvRecord(job.columns.map((column, i) => (i === 0 ? member.key : cell(member.attributes[column]))));
         lines.push(line);
