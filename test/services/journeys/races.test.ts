@@ -168,6 +168,20 @@ describe("journey steps under way", () => {
     expect(await countersOf(converting)).toMatchObject({ converted: 1 });
   });
 
+  it("a contact who reaches the goal after its email group's re-check, before the email's claim, is not mailed", async () => {
+    const panel = await createPanel();
+    const { cart, buy } = await cartPanel(panel);
+    const journey = await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, goal: { activity: "purchase" }, steps: TWO_NUDGES });
+    await act(panel, cart, "buyer@example.com");
+    // The group has read the instance as going; the goal lands as the email's message row is claimed.
+    const claims = (sql: string, values: unknown[]) => sql.includes("INTO journey_messages") && values[1] === panel.id && values[5] === "email";
+    const racing = withBindings(env, { SHARD_1: dbActingOnWrite(env.SHARD_1, claims, async () => void (await act(panel, buy, "buyer@example.com"))) });
+    await journeyTimers.run(racing, Date.now() + 2 * 60 * MINUTE);
+    expect(await stepsSentTo(panel, "buyer@example.com")).toEqual([]);
+    expect((await env.FILES.list({ prefix: `outbox/${panel.id}/` })).objects).toEqual([]);
+    expect(await countersOf(journey)).toMatchObject({ entered: 1, active: 0, exited: 1, converted: 1 });
+  });
+
   it("a segment journey started through another isolate: a contact written here to match, after the entry scan passed it, enters", async () => {
     const panel = await createPanel();
     const api = apiFor(panel);
