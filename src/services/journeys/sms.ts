@@ -66,6 +66,8 @@ export type JourneySmsEnv = SmsSettingsEnv & Pick<Env, "SENDS">;
 export interface PlannedSms {
   message: JourneyMessage;
   statements: D1PreparedStatement[];
+  /** The message's insert (first of `statements`): what it returns tells whether it was recorded. */
+  insert: D1PreparedStatement;
   queued: boolean;
 }
 
@@ -82,7 +84,8 @@ export async function planJourneySms(
   const [sms, template] = await Promise.all([panelSms(env, config, message.panelId), step.template ? getSmsTemplate(config, message.panelId, step.template) : null]);
   const planned = (status: JourneyMessage["status"], content: Record<string, unknown>, error: string | null = null, statements: D1PreparedStatement[] = []): PlannedSms => {
     const m = { ...message, status, error, content: { ...message.content, ...content } };
-    return { message: m, statements: [insertMessageStatement(db, m), ...statements], queued: status === "sending" };
+    const insert = insertMessageStatement(db, m);
+    return { message: m, statements: [insert, ...statements], insert, queued: status === "sending" };
   };
   if (step.template && !template) return planned("failed", {}, `the SMS template "${step.template}" does not exist`);
   const source = template?.body ?? step.text ?? "";
