@@ -115,10 +115,19 @@ export interface SmsLink {
   url: string;
 }
 
-/** Records the short links of a message; a code recorded before (the same message rendered again) stays. */
+/**
+ * Records the short links of a message, after its insert in the same batch: only when the
+ * message is there (an insert for an instance that exited wrote nothing). A code recorded
+ * before (the same message rendered again) stays.
+ */
 export function insertSmsLinkStatements(db: ShardDb, links: readonly SmsLink[], now: number): D1PreparedStatement[] {
   return links.map((l) =>
-    db.prepare("INSERT INTO sms_links (code, panel_id, msgid, url, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (code) DO NOTHING").bind(l.code, l.panelId, l.msgid, l.url, now),
+    db
+      .prepare(
+        `INSERT INTO sms_links (code, panel_id, msgid, url, created_at)
+         SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS (SELECT 1 FROM journey_messages WHERE msgid = ?3) ON CONFLICT (code) DO NOTHING`,
+      )
+      .bind(l.code, l.panelId, l.msgid, l.url, now),
   );
 }
 

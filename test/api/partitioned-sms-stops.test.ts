@@ -1,14 +1,15 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { panelShards } from "../../src/services/access/partitions";
+import { panelShards, setPartitionMap } from "../../src/services/access/partitions";
 import { publishDueBroadcasts } from "../../src/services/broadcasts/publish";
-import { recordSmsReply } from "../../src/services/journeys/sms";
+import { recordSmsReply, sendQueuedSmsBatch, type SmsSendEnv } from "../../src/services/journeys/sms";
+import { insertMessageStatement } from "../../src/store/journeys/messages";
 import { getPanel } from "../../src/store/panels";
 import type { ShardDb } from "../../src/store/shards";
 import { eventually } from "../support/activity";
 import { outbox, waitForCampaign } from "../support/broadcasts";
-import { admin, apiFor, call, panelData, TEST_SHARD } from "../support/helpers";
-import { keyOn, pagePost, readersPanel, shard0, textsOn } from "../support/partitions";
+import { admin, apiFor, call, createPanel, panelData, receiver, TEST_SHARD } from "../support/helpers";
+import { keyOn, pagePost, readersPanel, shard0, textsOn, TWO } from "../support/partitions";
 
 // Decision 0038: an SMS stop is kept by number and written on every shard of a partitioned panel
 // (TWO: SHARD_0, and SHARD_1, the home), since a send and a segment's `reachable: sms` read their
@@ -84,3 +85,40 @@ describe("a panel on two partitions: a segment's reachable-by-SMS condition leav
     expect(sorted((await outbox(panel)).map((m) => m.to))).toEqual(sorted([free0, freeHome]));
   });
 });
+
+describe("a panel on two partitions: a provider's refusal of an opted-out number reaches every shard", () => {
+  it("a send to a contact on SHARD_0 that Twilio refuses (21610) stops the number on both shards, so the home's contact of the number is not texted", async () => {
+    const panel = await createPanel();
+    expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
+    const twilio = await admin("PUT", `/panels/${panel.id}/sms`, { provider: "twilio", account_sid: `AC${"1".repeat(32)}`, auth_token: "tok-refusal", from: "+15005550006" });
+    expect(twilio.status).toBe(200);
+    const bucket = receiver.bucket("twilio");
+    await receiver.script(bucket, [{ status: 400, body: '{"code":21610,"message":"Attempt to send to unsubscribed recipient"}' }]);
+    const testEnv = { ...env, TWILIO_API_URL: receiver.hookUrl(bucket) } as SmsSendEnv;
+
+    const [onShard0, onHome] = [keyOn(panel.id, 0), keyOn(panel.id, TEST_SHARD)];
+    for (const EMAIL of [onShard0, onHome]) expect((await apiFor(panel)("contact", "add", { data: { EMAIL, MOBILE: SHARED } })).status).toBe(200);
+    const refused = await waitingSmsOn(shard0, panel.id, onShard0);
+    const twin = await waitingSmsOn(panelData, panel.id, onHome);
+
+    const send = (msgid: string, shard: number) => sendQueuedSmsBatch(testEnv, [{ nudge: { kind: "sms", panelId: panel.id, msgids: [msgid], shard }, attempt: 1 }]);
+    expect(await send(refused, 0)).toEqual([null]);
+    expect(await statusOn(shard0, refused)).toBe("failed");
+    for (const db of [shard0, panelData]) expect(await smsStopsOn(db, panel.id)).toEqual(["919800000301 provider"]);
+
+    expect(await send(twin, TEST_SHARD)).toEqual([null]);
+    expect(await statusOn(panelData, twin)).toBe("skipped");
+    expect(await receiver.requests(bucket)).toHaveLength(1);
+  });
+});
+
+/** A journey SMS waiting for its nudge to the contact `key` (on `db`), written as a step writes it. */
+async function waitingSmsOn(db: ShardDb, panelId: string, key: string): Promise<string> {
+  const contact = (await db.prepare("SELECT id FROM contacts WHERE panel_id = ? AND pk_value = ?").bind(panelId, key).first<{ id: number }>())!;
+  const msgid = `jin_${crypto.randomUUID().slice(0, 12)}.sms`;
+  const message = { msgid, panelId, journeyId: "jrn_test", instanceId: msgid.split(".")[0]!, stepId: "sms", channel: "sms" as const, contactId: contact.id, recipient: SHARED };
+  await insertMessageStatement(db, { ...message, content: { body: "Hello", to: "919800000301" }, status: "sending", createdAt: Date.now() }).run();
+  return msgid;
+}
+
+const statusOn = (db: ShardDb, msgid: string) => db.prepare("SELECT status FROM journey_messages WHERE msgid = ?").bind(msgid).first<string>("status");

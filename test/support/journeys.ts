@@ -78,6 +78,22 @@ export async function cartPanel(panel: TestPanel) {
 
 export const MINUTE = 60_000;
 
+/**
+ * An add-to-cart journey with a purchase goal: an hour's delay, an SMS of `text` (step "sms"),
+ * then a day's delay, so the contact is still in the journey after its SMS (the last step would
+ * complete it).
+ */
+export const cartSmsGoalJourney = (panel: TestPanel, text: string) =>
+  startJourney(panel, {
+    trigger: { type: "activity", activity: "add_to_cart" },
+    goal: { activity: "purchase" },
+    steps: [
+      { id: "later", type: "delay", for: "1h" },
+      { id: "sms", type: "sms", text, after: "later" },
+      { id: "again", type: "delay", for: "1d", after: "sms" },
+    ],
+  });
+
 /** A webhook call ("hello"), an hour's delay, then another call ("later"): a contact waits in between. */
 export const helloPauseLater = (hookId: string) => [
   { id: "hello", type: "webhook", webhook: hookId, params: { Action: "hello" } },

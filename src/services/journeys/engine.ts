@@ -15,7 +15,7 @@ import { getEventsByIds, type StoredEvent } from "../../store/events";
 import { contactsByIds, type KeyedContact } from "../../store/contacts";
 import { getJourneysByIds, type Journey } from "../../store/journeys/definitions";
 import { definitionsOfInstances } from "../../store/journeys/versions";
-import { enterInstances, stepRunStatement, type Entry } from "../../store/journeys/instances";
+import { enterInstances, messageStepRunStatement, stepRunStatement, type Entry } from "../../store/journeys/instances";
 import { getMessages, insertMessageStatement, type JourneyMessage } from "../../store/journeys/messages";
 import { contactTimeZone, describeCap, gateBeforeCaps, gateOfCapAnswer, NO_RULES, type MessageGate, type MessageRules } from "../../domain/message-rules";
 import { countSendIfAllowed } from "../../store/contact-sends";
@@ -191,8 +191,8 @@ export async function continuePoints(env: EngineEnv, db: ShardDb, points: readon
     const stored = plans.filter((plan) => plan.failure === undefined && plan.left === undefined);
     try {
       await Promise.all([
-        enqueueSms(env, panelId, stored.flatMap((plan) => plan.queuedSms), 0, partition?.index),
-        enqueuePush(env, panelId, stored.flatMap((plan) => plan.queuedPush), 0, partition?.index),
+        enqueueSms(env, panelId, stored.flatMap((plan) => plan.queuedSms.map((q) => q.msgid)), 0, partition?.index),
+        enqueuePush(env, panelId, stored.flatMap((plan) => plan.queuedPush.map((q) => q.msgid)), 0, partition?.index),
       ]);
     } catch (error) {
       // The messages wait in D1; the cron's re-drive nudges them (services/journeys/queued-sends.ts).
@@ -202,15 +202,24 @@ export async function continuePoints(env: EngineEnv, db: ShardDb, points: readon
   if (failures.length) throw failures[0];
 }
 
+/** An SMS or push the point records as waiting for the provider, and the insert that records it. */
+interface QueuedMessage {
+  msgid: string;
+  insert: D1PreparedStatement;
+}
+
 /** What continuing one point does: emails to send, webhook hand-overs, then one set of D1 writes. */
 interface PointPlan {
   point: JourneyPoint;
   emails: Array<{ message: JourneyMessage; step: Extract<MessageStep, { type: "email" }>; attributes: KeyedContact["attributes"] }>;
   handOvers: Array<{ webhookId: string; stepId: string; event: WebhookEvent; journeyId: string }>;
   statements: D1PreparedStatement[];
-  /** msgids of SMS and push this point records as waiting for the provider, nudged once they are stored. */
-  queuedSms: string[];
-  queuedPush: string[];
+  /**
+   * SMS and push this point records as waiting for the provider, nudged once stored; after the
+   * writes, only those their insert recorded (not one of an instance that exited meanwhile).
+   */
+  queuedSms: QueuedMessage[];
+  queuedPush: QueuedMessage[];
   failure?: unknown;
   /** Not carried out: its journey was paused (the point is released for the resume) or its instance ended since it was planned. */
   left?: "held" | "ended";
@@ -278,8 +287,14 @@ async function carryOut(env: EngineEnv, db: ShardDb, panelId: string, plans: Poi
     const writing = batch;
     batch = [];
     size = 0;
+    const statements = writing.flatMap((plan) => [...plan.statements, ...finishPointStatements(db, plan.point, now)]);
     try {
-      await db.batch(writing.flatMap((plan) => [...plan.statements, ...finishPointStatements(db, plan.point, now)]));
+      const results = await db.batch(statements);
+      const recorded = new Set(statements.filter((_, i) => results[i]!.results.length > 0));
+      for (const plan of writing) {
+        plan.queuedSms = plan.queuedSms.filter((q) => recorded.has(q.insert));
+        plan.queuedPush = plan.queuedPush.filter((q) => recorded.has(q.insert));
+      }
     } catch (error) {
       for (const plan of writing) plan.failure = error;
     }
@@ -370,12 +385,17 @@ class StepPlanner {
     this.plan.statements.push(stepRunStatement(this.db, this.point.instanceId, step.id, this.journey.id, result, this.now));
   }
 
+  /** A message step ran: counted only if its message is recorded (written before this in the batch, or by an email's claim). */
+  private ranMessage(step: MessageStep, msgid: string) {
+    this.plan.statements.push(messageStepRunStatement(this.db, this.point.instanceId, step.id, this.journey.id, msgid, this.now));
+  }
+
   /** Records the step's message as skipped for `reason`; the journey goes on after it. */
   private skip(step: MessageStep, planned: JourneyMessage, reason: string, branch: Branch) {
     const message: JourneyMessage = { ...planned, status: "skipped", error: reason };
     this.plan.statements.push(insertMessageStatement(this.db, message));
     this.messages.set(message.msgid, message);
-    this.ran(step, message.msgid);
+    this.ranMessage(step, message.msgid);
     return this.next(step, "done", { ...branch, message: { channel: step.type, msgid: message.msgid } });
   }
 
@@ -406,16 +426,16 @@ class StepPlanner {
       else if (step.type === "sms") {
         const planned = await planJourneySms(this.env, this.db, message, step, this.contact.attributes, this.now, this.panelRules.home);
         this.plan.statements.push(...planned.statements);
-        if (planned.queued) this.plan.queuedSms.push(message.msgid);
+        if (planned.queued) this.plan.queuedSms.push({ msgid: message.msgid, insert: planned.insert });
         message = planned.message;
       } else {
         const planned = await planJourneyPush(this.env, this.db, message, this.contact.attributes, this.panelRules.home);
         this.plan.statements.push(...planned.statements);
-        if (planned.queued) this.plan.queuedPush.push(message.msgid);
+        if (planned.queued) this.plan.queuedPush.push({ msgid: message.msgid, insert: planned.insert });
         message = planned.message;
       }
       this.messages.set(message.msgid, message);
-      this.ran(step, message.msgid);
+      this.ranMessage(step, message.msgid);
       return this.next(step, "done", { ...branch, message: { channel: step.type, msgid: message.msgid } });
     }
     // What the step decides is the rule the simulation applies too (domain/journey-walk.ts).

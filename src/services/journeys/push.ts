@@ -66,6 +66,8 @@ export function enqueuePush(env: Pick<Env, "SENDS">, panelId: string, msgids: re
 export interface PlannedPush {
   message: JourneyMessage;
   statements: D1PreparedStatement[];
+  /** The message's insert: what it returns tells whether it was recorded. */
+  insert: D1PreparedStatement;
   queued: boolean;
 }
 
@@ -85,7 +87,8 @@ export async function planJourneyPush(env: Pick<Env, "SECRETS_KEY">, db: ShardDb
     const token = attributes.PUSH_TOKEN;
     planned = { ...filled, status: "sending", content: { ...filled.content, ...(message.channel === "apn" && typeof token === "string" && token ? { token } : {}) } };
   }
-  return { message: planned, statements: [insertMessageStatement(db, planned)], queued: planned.status === "sending" };
+  const insert = insertMessageStatement(db, planned);
+  return { message: planned, statements: [insert], insert, queued: planned.status === "sending" };
 }
 
 /** A push step's title and text with their merge tags filled with the contact's attributes. */

@@ -1,9 +1,9 @@
 import { findPanelHome } from "../access/shards";
-import { namedPanelShard } from "../access/partitions";
+import { namedPanelShard, panelShards } from "../access/partitions";
 import { panelSms, smsProviderOf, type SmsSettingsEnv } from "../channels/sms/settings";
 import { shortenSmsLinks, SHORT_CODE } from "../channels/sms/links";
 import type { SmsReceipt } from "../channels/sms/receipts";
-import { liftSmsStop, suppressSms, suppressSmsStatement } from "../channels/sms/suppressions";
+import { liftSmsStop, suppressSms, suppressSmsElsewhere, suppressSmsStatement } from "../channels/sms/suppressions";
 import { recordEvents } from "../pipeline/record";
 import type { AttributeValue } from "../../domain/attributes";
 import { personalize } from "../../domain/merge-tags";
@@ -66,6 +66,8 @@ export type JourneySmsEnv = SmsSettingsEnv & Pick<Env, "SENDS">;
 export interface PlannedSms {
   message: JourneyMessage;
   statements: D1PreparedStatement[];
+  /** The message's insert (first of `statements`): what it returns tells whether it was recorded. */
+  insert: D1PreparedStatement;
   queued: boolean;
 }
 
@@ -82,7 +84,8 @@ export async function planJourneySms(
   const [sms, template] = await Promise.all([panelSms(env, config, message.panelId), step.template ? getSmsTemplate(config, message.panelId, step.template) : null]);
   const planned = (status: JourneyMessage["status"], content: Record<string, unknown>, error: string | null = null, statements: D1PreparedStatement[] = []): PlannedSms => {
     const m = { ...message, status, error, content: { ...message.content, ...content } };
-    return { message: m, statements: [insertMessageStatement(db, m), ...statements], queued: status === "sending" };
+    const insert = insertMessageStatement(db, m);
+    return { message: m, statements: [insert, ...statements], insert, queued: status === "sending" };
   };
   if (step.template && !template) return planned("failed", {}, `the SMS template "${step.template}" does not exist`);
   const source = template?.body ?? step.text ?? "";
@@ -134,6 +137,7 @@ async function sendPanelSms(env: SmsSendEnv, panelId: string, attempts: Readonly
   if (claimed.length === 0) return retries;
   const statements: D1PreparedStatement[] = [];
   const failed: Array<{ message: ClaimedMessage; error: string }> = [];
+  const optedOut = new Set<string>();
   const { outcomes, settle } = outcomeList();
   const provider = sms ? smsProviderOf(env, sms) : null;
   const settled = await settleEach(claimed, claimed.length, async (message) => {
@@ -157,7 +161,10 @@ async function sendPanelSms(env: SmsSendEnv, panelId: string, attempts: Readonly
       }
       if (!result.retryable) {
         metrics(env).message("sms", "failed");
-        if (result.optedOut) statements.push(suppressSmsStatement(db, panelId, phone, "provider", now));
+        if (result.optedOut) {
+          statements.push(suppressSmsStatement(db, panelId, phone, "provider", now));
+          optedOut.add(phone);
+        }
         failed.push({ message, error: result.error });
         return settle(message, { status: "failed", error: result.error });
       }
@@ -169,6 +176,14 @@ async function sendPanelSms(env: SmsSendEnv, panelId: string, attempts: Readonly
   // Outcomes known are recorded even when one message's work failed; that one's claim runs out (unknown outcome).
   if (outcomes.length) statements.push(settleClaimedStatement(db, claim, outcomes));
   if (statements.length) await db.batch(statements);
+  // After the outcomes, which must not wait on other shards. Not thrown: a retried nudge finds
+  // nothing claimed, so the failed events below would be lost; the provider refuses the
+  // number's next send on a shard missed here, which stops it there.
+  try {
+    await suppressSmsElsewhere(panelShards(env, home.panel, home.db), db, panelId, [...optedOut], "provider", now);
+  } catch (error) {
+    console.error(`panel ${panelId}: an SMS opt-out not written on every shard`, error);
+  }
   const fault = settled.find((o) => o.status === "rejected");
   if (fault) throw fault.reason;
   if (failed.length) {

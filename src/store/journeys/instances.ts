@@ -73,6 +73,19 @@ export function stepRunStatement(db: ShardDb, instanceId: string, stepId: string
     .bind(instanceId, stepId, journeyId, result, now);
 }
 
+/**
+ * A message step's run (its result the msgid), recorded only with its message: an insert that
+ * wrote nothing (its instance exited, its contact was erased) leaves the step not acted.
+ */
+export function messageStepRunStatement(db: ShardDb, instanceId: string, stepId: string, journeyId: string, msgid: string, now: number): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT OR IGNORE INTO journey_step_runs (instance_id, step_id, journey_id, result, at)
+       SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS (SELECT 1 FROM journey_messages WHERE msgid = ?4)`,
+    )
+    .bind(instanceId, stepId, journeyId, msgid, now);
+}
+
 export interface JourneyCounters {
   entered: number;
   active: number;

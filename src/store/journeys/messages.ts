@@ -60,7 +60,8 @@ const CONTACT_HERE = "(?7 IS NULL OR EXISTS (SELECT 1 FROM contacts WHERE id = ?
 /**
  * A step's message is recorded only while its instance has not left early (exited: its goal,
  * or a stop): either may land after the step read the instance and before its writes, and the
- * message would then be recorded (the outbox's SMS or push, as sent) for a contact who left.
+ * message would then be recorded (the outbox's SMS or push, as sent) for a contact who left,
+ * or a journey email claimed and sent.
  */
 const INSTANCE_STAYS = "NOT EXISTS (SELECT 1 FROM journey_instances WHERE id = ?4 AND status = 'exited')";
 
@@ -80,8 +81,10 @@ export const UNKNOWN_SEND_OUTCOME = "outcome unknown: the send attempt was inter
  * Claims a journey email for sending under `claim`: the first claim records the message; a
  * claim not renewed since `staleBefore` (its holder died) is taken over where provably nothing
  * reached the provider (no attempt recorded, or an idempotent provider) and otherwise settled
- * as failed with an unknown outcome. "done": it was sent, skipped or failed before; "held":
- * another attempt is sending it now.
+ * as failed with an unknown outcome. "done": it was sent, skipped or failed before, or it is
+ * not recorded at all, its contact or its instance having left (as insertMessageStatement's: a
+ * goal or stop after the step's re-check of its instance, email-groups.ts); "held": another
+ * attempt is sending it now.
  */
 export async function claimMessage(
   db: ShardDb,
@@ -97,7 +100,7 @@ export async function claimMessage(
     db
       .prepare(
         `INSERT OR IGNORE INTO journey_messages (msgid, panel_id, journey_id, instance_id, step_id, channel, contact_id, recipient, content, status, created_at, claim, claimed_at, bucket)
-         SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'sending', ?10, ?11, ?12, ${INSTANCE_BUCKET} WHERE ${CONTACT_HERE} RETURNING msgid`,
+         SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'sending', ?10, ?11, ?12, ${INSTANCE_BUCKET} WHERE ${CONTACT_HERE} AND ${INSTANCE_STAYS} RETURNING msgid`,
       )
       .bind(m.msgid, m.panelId, m.journeyId, m.instanceId, m.stepId, m.channel, m.contactId, m.recipient, JSON.stringify(m.content), m.createdAt, claim, now),
     db

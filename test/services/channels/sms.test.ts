@@ -11,7 +11,7 @@ import { insertMessageStatement } from "../../../src/store/journeys/messages";
 import { admin, apiFor, call, countRows, createPanel, panelData, receiver, type TestPanel } from "../../support/helpers";
 import { eventually, pipelineSettled } from "../../support/activity";
 import { collectingQueue, withBindings } from "../../support/cron";
-import { act, cartPanel, countersOf, createWebhook, delivered, messagesOf, MINUTE, startJourney } from "../../support/journeys";
+import { act, cartPanel, cartSmsGoalJourney, countersOf, createWebhook, delivered, messagesOf, MINUTE, startJourney } from "../../support/journeys";
 
 const hex = (bytes: number) => Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0")).join("");
 const MOBILE = "+14155550100";
@@ -244,16 +244,7 @@ describe("queued SMS of a contact who reached the goal meanwhile", () => {
   it("is skipped, not sent, when its nudge comes after the goal", async () => {
     const { panel } = await twilioPanel();
     const { cart, buy } = await cartPanel(panel);
-    const journey = await startJourney(panel, {
-      trigger: { type: "activity", activity: "add_to_cart" },
-      goal: { activity: "purchase" },
-      steps: [
-        { id: "later", type: "delay", for: "1h" },
-        { id: "sms", type: "sms", text: "Still thinking it over?", after: "later" },
-        // The contact is still in the journey after its SMS (the last step would complete it).
-        { id: "again", type: "delay", for: "1d", after: "sms" },
-      ],
-    });
+    const journey = await cartSmsGoalJourney(panel, "Still thinking it over?");
     await apiFor(panel)("contact", "add", { data: { EMAIL: "ada@example.com", MOBILE } });
     await act(panel, cart, "ada@example.com");
     // The delay ends: the step records the SMS as waiting, its nudge kept back here.

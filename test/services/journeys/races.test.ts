@@ -4,12 +4,12 @@ import { journeyTimers } from "../../../src/services/journeys/timers";
 import { scanSegment } from "../../../src/services/journeys/contact-triggers";
 import { LIVE_JOURNEYS_CACHE_MS, liveJourneys } from "../../../src/services/journeys/live-journeys";
 import { changeJourneyStatus } from "../../../src/store/journeys/definitions";
-import { withBindings } from "../../support/cron";
+import { collectingQueue, withBindings } from "../../support/cron";
 import { dbActingOnWrite, filesActingOnSend } from "../../support/interleave";
 import { defineActivity, pipelineSettled, postBatch } from "../../support/activity";
 import { EMAIL_GROUP } from "../../../src/services/journeys/email-groups";
 import { admin, apiFor, createPanel, panelData, type TestPanel } from "../../support/helpers";
-import { act, cartPanel, countersOf, MINUTE, startJourney } from "../../support/journeys";
+import { act, cartPanel, cartSmsGoalJourney, countersOf, MINUTE, startJourney } from "../../support/journeys";
 
 // Background journey steps against what clients do while a step is under way.
 
@@ -166,6 +166,41 @@ describe("journey steps under way", () => {
     for (const journey of [converting, stopping]) expect(await countersOf(journey)).toMatchObject({ entered: 1, active: 0, exited: 1 });
     expect((await messagesOfPanel()).results).toEqual([]);
     expect(await countersOf(converting)).toMatchObject({ converted: 1 });
+  });
+
+  it("a contact who reaches the goal after its email group's re-check, before the email's claim, is not mailed", async () => {
+    const panel = await createPanel();
+    const { cart, buy } = await cartPanel(panel);
+    const journey = await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, goal: { activity: "purchase" }, steps: TWO_NUDGES });
+    await act(panel, cart, "buyer@example.com");
+    // The group has read the instance as going; the goal lands as the email's message row is claimed.
+    const claims = (sql: string, values: unknown[]) => sql.includes("INTO journey_messages") && values[1] === panel.id && values[5] === "email";
+    const racing = withBindings(env, { SHARD_1: dbActingOnWrite(env.SHARD_1, claims, async () => void (await act(panel, buy, "buyer@example.com"))) });
+    await journeyTimers.run(racing, Date.now() + 2 * 60 * MINUTE);
+    expect(await stepsSentTo(panel, "buyer@example.com")).toEqual([]);
+    expect((await env.FILES.list({ prefix: `outbox/${panel.id}/` })).objects).toEqual([]);
+    const counters = await countersOf(journey);
+    expect(counters).toMatchObject({ entered: 1, active: 0, exited: 1, converted: 1 });
+    expect(counters.steps?.nudge?.acted ?? 0).toBe(0);
+  });
+
+  it("a contact who reaches the goal while its SMS step runs, with a provider: no message, no nudge, no short link, and the step is not counted as acted", async () => {
+    const panel = await createPanel();
+    const twilio = await admin("PUT", `/panels/${panel.id}/sms`, { provider: "twilio", account_sid: `AC${"2".repeat(32)}`, auth_token: "tok-race", from: "+15005550006" });
+    expect(twilio.status).toBe(200);
+    const { cart, buy } = await cartPanel(panel);
+    const journey = await cartSmsGoalJourney(panel, "Your cart: https://shop.example.com/cart");
+    expect((await apiFor(panel)("contact", "add", { data: { EMAIL: "buyer@example.com", MOBILE: "+14155550123" } })).status).toBe(200);
+    await act(panel, cart, "buyer@example.com");
+    const sends = collectingQueue();
+    const writes = (sql: string, values: unknown[]) => sql.includes("INTO journey_messages") && values[1] === panel.id;
+    const racing = withBindings(env, { SENDS: sends, SHARD_1: dbActingOnWrite(env.SHARD_1, writes, async () => void (await act(panel, buy, "buyer@example.com"))) });
+    await journeyTimers.run(racing, Date.now() + 2 * 60 * MINUTE);
+    expect(await stepsSentTo(panel, "buyer@example.com")).toEqual([]);
+    const counters = await countersOf(journey);
+    expect(counters).toMatchObject({ entered: 1, active: 0, exited: 1, converted: 1 });
+    const links = await panelData.prepare("SELECT COUNT(*) AS n FROM sms_links WHERE panel_id = ?").bind(panel.id).first("n");
+    expect({ nudged: sends.bodies.length, links, acted: counters.steps?.sms?.acted ?? 0 }).toEqual({ nudged: 0, links: 0, acted: 0 });
   });
 
   it("a segment journey started through another isolate: a contact written here to match, after the entry scan passed it, enters", async () => {

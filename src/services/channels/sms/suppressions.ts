@@ -14,8 +14,8 @@ import { mergedPage } from "../../access/partitions";
  * each segment's `reachable: sms` reads the number's suppression on its own contact's shard
  * alone (decision 0038): another contact of the number may be on any of them. A contact's
  * choice is written there in its caller's batch with its consent, and on the other shards by
- * suppressSmsElsewhere or channels/stop-lifts.ts. A send's own opt-out stays on its shard: the
- * provider refuses the number's next send on another, which stops it there.
+ * suppressSmsElsewhere or channels/stop-lifts.ts; a send's refusal for an opted-out number the
+ * same way, after its outcomes: a contact of the number on another shard is not texted first.
  */
 
 export type SmsSuppressionReason = PhoneSuppressionReason;
