@@ -42,10 +42,27 @@ async function envelopeWith(overrides: Partial<Record<keyof Env, unknown>>, pane
 }
 
 /** A list "Readers" of twelve contacts, some of them moving, and a split of its panel recorded; the IMPORTS queue held for the test. */
+/**
+ * `count` keys of `prefix` for this panel, half in the split's buckets and half not: the panel id
+ * is random and so is where a key's bucket falls, and a test needs both sides.
+ */
+function keysOnBothSides(prefix: string, count: number) {
+  return (panelId: string) => {
+    const moved: string[] = [];
+    const staying: string[] = [];
+    for (let i = 0; moved.length + staying.length < count; i++) {
+      const key = `${prefix}${i}@example.com`;
+      const side = moving(panelId, key) ? moved : staying;
+      if (side.length < count / 2) side.push(key);
+    }
+    return [...moved, ...staying].sort();
+  };
+}
+
 async function splittingList(prefix: string, bindings: Record<string, string> = {}) {
-  const keys = Array.from({ length: 12 }, (_, i) => `${prefix}${i}@example.com`);
-  const { panel } = await panelWithList("Readers", keys);
-  expect(keys.filter((k) => moving(panel.id, k)).length).toBeGreaterThan(2);
+  const pick = keysOnBothSides(prefix, 12);
+  const { panel } = await panelWithList("Readers", pick);
+  const keys = [...pick(panel.id)];
   const imports = collectingQueue();
   const stepEnv = withBindings(env, { IMPORTS: imports, ...bindings });
   return { keys, panel, imports, stepEnv, split: await recordedSplit(panel.id, stepEnv) };
@@ -194,6 +211,22 @@ describe("list counters while a split's source still holds the moved rows (decis
   });
 });
 
+describe("list counters of a split that switched before its source was recounted (decision 0047)", () => {
+  it("are right once cleaned: the end of cleaning recounts the source", async () => {
+    const { keys, panel, split } = await splittingList("unrecounted");
+    const api = apiFor(panel);
+    expect(await split.step()).toEqual({ next: "now" });
+    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    // As a source switched before shard migration 0117 deployed: its moved members still counted.
+    const moved = keys.filter((k) => moving(panel.id, k)).length;
+    await panelData.prepare("UPDATE lists SET member_count = member_count + ? WHERE panel_id = ?").bind(moved, panel.id).run();
+    expect((await api("lists", "getall")).body.lists.map((l: { count: number }) => l.count)).toEqual([keys.length + moved]);
+    split.settle();
+    expect(await split.step()).toEqual({ next: "none" });
+    expect((await api("lists", "getall")).body.lists.map((l: { count: number }) => l.count)).toEqual([keys.length]);
+  });
+});
+
 describe("stored figures while a split's source still holds the moved rows (decision 0047)", () => {
   it("past the cap, the panel's contacts and a segment's members never count the moved rows twice, before or after housekeeping, and are exact once cleaned and counted", async () => {
     const { keys, panel, split } = await splittingList("stored");
@@ -289,8 +322,9 @@ describe("a contact's archived events after its partition split (decision 0047)"
 
 /** A panel whose contacts' old events were archived on its one shard, then split to the end; a moved and a staying contact. */
 async function splitAfterArchiving() {
-    const keys = Array.from({ length: 8 }, (_, i) => `archived${i}@example.com`);
-    const { panel } = await panelWithList("Archived", keys);
+    const pick = keysOnBothSides("archived", 8);
+    const { panel } = await panelWithList("Archived", pick);
+    const keys = pick(panel.id);
     const [mover, stayer] = [keys.find((k) => moving(panel.id, k))!, keys.find((k) => !moving(panel.id, k))!];
     expect([mover, stayer]).toEqual([expect.any(String), expect.any(String)]);
     // Old events of both, archived on the panel's one shard before the split.

@@ -101,10 +101,10 @@ export async function readersPanel() {
 }
 
 /** A panel (no map) with a list `listname` of the contacts `keys` (added through the API). */
-export async function panelWithList(listname: string, keys: readonly string[]): Promise<{ panel: TestPanel; list: number }> {
+export async function panelWithList(listname: string, keys: readonly string[] | ((panelId: string) => readonly string[])): Promise<{ panel: TestPanel; list: number }> {
   const panel = await createPanel();
   const api = apiFor(panel);
   const list = (await api("lists", "add", { listname })).body.listid as number;
-  for (const key of keys) expect((await api("contact", "add", { data: { EMAIL: key }, listid: String(list) })).status).toBe(200);
+  for (const key of typeof keys === "function" ? keys(panel.id) : keys) expect((await api("contact", "add", { data: { EMAIL: key }, listid: String(list) })).status).toBe(200);
   return { panel, list };
 }

@@ -557,8 +557,10 @@ async function clean(step: Step): Promise<MoveStepOutcome> {
   // switch (read just before it, or cached until the settle time) missed the target.
   const panel = move.buckets ? await getPanel(step.env.DB, move.panelId) : null;
   if (panel) await resyncMirrors(step.env, panel, step.now());
-  // Its stored figures still count the rows that left: counted again by the refresh.
-  if (move.buckets) await forgetStoredStatement(source, move.panelId).run();
+  // Its stored figures still count the rows that left: counted again by the refresh. Its list
+  // counts are recounted again (exact now): a split that switched before the switch recounted
+  // them (shard migration 0117 deployed meanwhile) would keep the moved members counted.
+  await uncountMovedOnSource(step);
   await liftFence(source, move.panelId);
   await forgetChanges(source, move.panelId);
   await clearInTransit(source, transitMark(move));
