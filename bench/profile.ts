@@ -1,5 +1,5 @@
 // npm run bench:profile: where the service's CPU goes. Starts the benchmark build with
-// workerd's inspector open, loads one path (PROFILE=api: contact add; PROFILE=insert: its baseline, one bare D1 insert; PROFILE=single: single activity posts; PROFILE=forms: signup form submissions as bench:forms sends them; PROFILE=pipeline: event
+// workerd's inspector open (PARTITIONS=4: the bench panel spread over four shards, as bench:bigpanel lays it), loads one path (PROFILE=api: contact add; PROFILE=insert: its baseline, one bare D1 insert; PROFILE=single: single activity posts; PROFILE=forms: signup form submissions as bench:forms sends them; PROFILE=pipeline: event
 // batches through the batch endpoint and the EVENTS consumer; PROFILE=upload: the same events through Activity API v2's
 // upload endpoint (named, unprefixed, ISO timestamps, Bearer key), the consumer detached; PROFILE=import: one bulk upload of
 // ROWS (200,000) rows of bench:import's file, from the call to `completed`), records a V8 CPU profile of the
@@ -53,8 +53,11 @@ async function connect(url: string) {
 
 // PROFILE=upload profiles the endpoint alone, as bench:activity's part 2b runs it: the EVENTS consumer detached.
 const siteverify = kind === "forms" ? await startSiteverify() : undefined;
+/** PARTITIONS=4: the panel's buckets split evenly over SHARD_0…SHARD_3 (bench:bigpanel's layout) before the load. */
+const partitions = Number(process.env.PARTITIONS ?? 1);
 const runtime = await startRuntime({
   inspectorPort,
+  ...(partitions > 1 ? { shards: partitions } : {}),
   withoutConsumersOf: kind === "upload" ? ["apiv2-events-default"] : [],
   // LOG_LINES=false as bench:api takes it: the inspector receives every console call, so the line's share here overstates it.
   vars: { ...(siteverify ? { TURNSTILE_SITEVERIFY_URL: siteverify.url } : {}), ...(process.env.LOG_LINES ? { LOG_LINES: process.env.LOG_LINES } : {}) },
@@ -62,6 +65,11 @@ const runtime = await startRuntime({
 try {
   const { origin } = runtime;
   const panel = await createBenchPanel(origin);
+  if (partitions > 1) {
+    const shards = Array.from({ length: partitions }, (_, i) => i).join(",");
+    const mapped = await fetch(`${origin}/__bench/partition-map?panel=${panel.id}&shards=${shards}`, { method: "POST" });
+    if (!mapped.ok) throw new Error(`partition map: ${mapped.status} ${await mapped.text()}`);
+  }
   let send: (i: number) => Promise<Response>;
   let concurrency = 16;
   let drain = async () => {};
