@@ -16,7 +16,7 @@ import { createCampaign, type CampaignRequest } from "../services/broadcasts/cre
 import { campaignsWithCounters, campaignWithCounters, recipientsOfCampaign, reportOfCampaign } from "../services/broadcasts/read";
 import { recipientView } from "../services/broadcasts/report";
 import { estimateAudience } from "../services/broadcasts/audience-estimate";
-import { panelShards } from "../services/access/partitions";
+import { panelOwningShards, panelShards } from "../services/access/partitions";
 import { campaignBody, checkCampaign, previewCampaign } from "../services/broadcasts/preview";
 import { sendTestCopy as sendCampaignTestCopy } from "../services/broadcasts/test-send";
 import { messageCopy } from "../services/broadcasts/message-copies";
@@ -164,7 +164,7 @@ const estimatePanelAudience = definePanelRoute({
     "How many contacts an audience (lists and segments, minus exclusions and suppressed addresses) reaches now: exact below exact_up_to, above it an estimate from the stored list and segment counts",
   body: audienceEstimateBody,
   async handle({ env, body, panel, db }) {
-    const estimate = unwrap(await estimateAudience(panelShards(env, panel, db), panel.id, body.audience, Date.now()));
+    const estimate = unwrap(await estimateAudience(panelOwningShards(env, panel, db), panel.id, body.audience, Date.now()));
     return { count: estimate.count, exact: estimate.exact, exact_up_to: estimate.exactUpTo, counted_at: isoTime(estimate.countedAt) };
   },
 });

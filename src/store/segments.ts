@@ -221,14 +221,29 @@ export async function countMatchingInSample(
  * With `among`, only members of those lists and segments are read (the outer loop, so a small
  * audience in a big panel costs its own size); else the panel's contacts in order.
  */
-export async function countMatchingUpTo(db: ShardDb, panelId: string, compiled: CompiledSegment, cap: number, among?: { lists: readonly number[]; segments: readonly string[] }): Promise<number> {
+export async function countMatchingUpTo(
+  db: ShardDb,
+  panelId: string,
+  compiled: CompiledSegment,
+  cap: number,
+  among?: { lists: readonly number[]; segments: readonly string[] },
+  buckets: BucketRanges | null = null,
+): Promise<number> {
   const source = among
     ? `(SELECT m.contact_id AS id FROM list_members m WHERE m.panel_id = ?1 AND m.list_id IN (SELECT value FROM json_each(?4))
         UNION SELECT s.contact_id FROM segment_members s WHERE s.segment_id IN (SELECT value FROM json_each(?5))) k CROSS JOIN contacts c ON c.id = k.id`
     : "contacts c";
+  // With `buckets`, only the contacts this shard owns in the panel's map (a split's source still holds copies of the moved ones).
+  const owned = buckets ? ` AND ${inBucketRanges("c.bucket", "?6")}` : "";
   const row = await db
-    .prepare(`SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${source} WHERE c.panel_id = ?1 AND ${compiled.where} LIMIT ?3)`)
-    .bind(panelId, compiled.values, cap, ...(among ? [JSON.stringify(among.lists), JSON.stringify(among.segments)] : []))
+    .prepare(`SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${source} WHERE c.panel_id = ?1 AND ${compiled.where}${owned} LIMIT ?3)`)
+    .bind(
+      panelId,
+      compiled.values,
+      cap,
+      ...(among || buckets ? [JSON.stringify(among?.lists ?? []), JSON.stringify(among?.segments ?? [])] : []),
+      ...(buckets ? [JSON.stringify(buckets)] : []),
+    )
     .first<{ n: number }>();
   return row!.n;
 }

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { panelShards, setPartitionMap } from "../../src/services/access/partitions";
+import { panelOwningShards, panelShards, setPartitionMap } from "../../src/services/access/partitions";
 import { estimateAudience } from "../../src/services/broadcasts/audience-estimate";
 import { searchPanelContaining } from "../../src/services/contacts/search";
 import { housekeeping } from "../../src/services/retention/housekeeping";
@@ -132,7 +132,7 @@ describe("the panel-wide reads of a panel on two partitions (decision 0038 step 
     // Past the exact cap: the summed list counters.
     const tuning = { exactUpTo: 2, readMembersUpTo: 1000, suppressionsUpTo: 1000, suppressionsComparedUpTo: 1000 };
     const audience = { lists: [a], segments: [], exclude_lists: [], exclude_segments: [] };
-    expect(await estimateAudience(panelShards(env, { shard: TEST_SHARD, partitions: TWO }, panelData), panel.id, audience, Date.now(), tuning)).toMatchObject({ ok: true, value: { count: 6, exact: false } });
+    expect(await estimateAudience(panelOwningShards(env, { shard: TEST_SHARD, partitions: TWO }, panelData), panel.id, audience, Date.now(), tuning)).toMatchObject({ ok: true, value: { count: 6, exact: false } });
 
     const created = await admin("POST", `/panels/${panel.id}/campaigns`, {
       name: "Spring",

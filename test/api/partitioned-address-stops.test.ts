@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { panelShards, setPartitionMap } from "../../src/services/access/partitions";
+import { panelOwningShards, setPartitionMap } from "../../src/services/access/partitions";
 import { estimateAudience } from "../../src/services/broadcasts/audience-estimate";
 import { recordBounce, recordComplaint } from "../../src/services/broadcasts/engagement";
 import { publishDueBroadcasts } from "../../src/services/broadcasts/publish";
@@ -320,7 +320,7 @@ describe("a panel on two partitions: a campaign's audience estimate past its exa
     }
     const audience = { lists: [list], segments: [], exclude_lists: [], exclude_segments: [] };
     const estimate = (suppressionsComparedUpTo: number) =>
-      estimateAudience(panelShards(env, { shard: TEST_SHARD, partitions: TWO }, panelData), panel.id, audience, now, { exactUpTo: 1, readMembersUpTo: 1000, suppressionsUpTo: 1000, suppressionsComparedUpTo });
+      estimateAudience(panelOwningShards(env, { shard: TEST_SHARD, partitions: TWO }, panelData), panel.id, audience, now, { exactUpTo: 1, readMembersUpTo: 1000, suppressionsUpTo: 1000, suppressionsComparedUpTo });
     // Six members less three addresses.
     expect(await estimate(1000)).toMatchObject({ ok: true, value: { count: 3, exact: false } });
     // SHARD_0 compares only its first address, held on the home: none of its two is taken as new.

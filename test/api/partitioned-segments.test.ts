@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { panelShards, setPartitionMap } from "../../src/services/access/partitions";
+import { panelOwningShards, setPartitionMap } from "../../src/services/access/partitions";
 import { estimateAudience } from "../../src/services/broadcasts/audience-estimate";
 import { recheckArchived } from "../../src/services/segments/archived-events";
 import { segmentsCron } from "../../src/services/segments/membership";
@@ -110,7 +110,7 @@ describe("saved segments on a panel of two partitions (decision 0038)", () => {
     expect(estimate.body).toMatchObject({ count: 2, exact: true });
     const audience = { lists: [], segments: [pune.id], exclude_lists: [], exclude_segments: [] };
     const tuning = { exactUpTo: 1, readMembersUpTo: 1000, suppressionsUpTo: 1000, suppressionsComparedUpTo: 1000 };
-    expect(await estimateAudience(panelShards(env, { shard: TEST_SHARD, partitions: TWO }, panelData), panel.id, audience, Date.now(), tuning)).toMatchObject({
+    expect(await estimateAudience(panelOwningShards(env, { shard: TEST_SHARD, partitions: TWO }, panelData), panel.id, audience, Date.now(), tuning)).toMatchObject({
       ok: true,
       value: { count: 2, exact: false },
     });

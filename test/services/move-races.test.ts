@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { contactBucket } from "../../src/domain/partitions";
+import { estimateAudience } from "../../src/services/broadcasts/audience-estimate";
 import { MOVE_TUNING, runMoveStep, type MoveTuning } from "../../src/services/panels/move";
 import { getPanelMove, insertPanelMove } from "../../src/store/panel-moves";
 import { admin, ADMIN_TOKEN, apiFor, BASE, call, fetchWith, jobFinished, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
@@ -151,6 +152,19 @@ describe("figures of a panel while its split's source still holds the moved rows
     const placed = (await getPanel(env.DB, panel.id))!;
     const segment = (await getSegment(panelData, panel.id, segmentId))!;
     expect(await countSavedSegment(panelOwningShards(env, placed, panelData), panel.id, segment.match, Date.now(), 5)).toEqual({ n: keys.length, estimated: true });
+  });
+
+  it("a campaign's audience estimate, exact and past its cap, counts each contact once", async () => {
+    const { keys, panel, listId, segmentId } = await switchedWithSegment("estimated");
+    for (const audience of [{ lists: [listId] }, { segments: [segmentId] }]) {
+      const estimate = await admin("POST", `/panels/${panel.id}/campaigns/audience-estimate`, { audience });
+      expect(estimate.body, JSON.stringify(audience)).toMatchObject({ count: keys.length, exact: true });
+    }
+    // Past a cap of 5: the list's counters and the panel's contacts, each contact once.
+    const placed = (await getPanel(env.DB, panel.id))!;
+    const audience = { lists: [listId], segments: [], exclude_lists: [], exclude_segments: [] };
+    const tuning = { exactUpTo: 5, readMembersUpTo: 1000, suppressionsUpTo: 1000, suppressionsComparedUpTo: 1000 };
+    expect(await estimateAudience(panelOwningShards(env, placed, panelData), panel.id, audience, Date.now(), tuning)).toMatchObject({ ok: true, value: { count: keys.length, exact: false } });
   });
 
   it("the panel's contacts and a segment's members, as screens read them, count each contact once", async () => {

@@ -1,9 +1,8 @@
 import { refused, succeeded, type Result } from "../../lib/problems";
 import type { CampaignAudience } from "../../store/campaigns/definitions";
 import { countMatchingUpTo } from "../../store/segments";
-import type { ShardDb } from "../../store/shards";
 import { panelContactsFigure, panelMemberFigures } from "../overview/counts";
-import { wholeShards } from "../access/partitions";
+import type { OwningShards } from "../access/partitions";
 import { summedMemberCounts } from "../lists/counts";
 import { audienceProblems, compileAudience } from "./audience";
 import { distinctSuppressions } from "./distinct-suppressions";
@@ -48,24 +47,27 @@ const sum = (ns: number[]) => ns.reduce((a, b) => a + b, 0);
 
 /**
  * `shards`: the home first (the audience's lists and segments, the compiled condition), then the
- * other shards holding the panel's partitions (panelShards, decision 0038): the exact count
- * and every figure are summed over them, each read bounded as on one shard.
+ * other shards holding the panel's partitions, each with the buckets the map gives it
+ * (panelOwningShards, decision 0038): the exact count and every figure are summed over them,
+ * each read bounded as on one shard and kept to its shard's buckets (a split's source still
+ * holds copies of the moved contacts until cleaning, decision 0047).
  */
 export async function estimateAudience(
-  shards: readonly [ShardDb, ...ShardDb[]],
+  shards: OwningShards,
   panelId: string,
   audience: CampaignAudience,
   now: number,
   tuning: AudienceEstimateTuning = AUDIENCE_ESTIMATE,
 ): Promise<Result<AudienceEstimate>> {
-  const db = shards[0];
+  const db = shards[0].db;
+  const dbs = shards.map((shard) => shard.db) as [typeof db, ...(typeof db)[]];
   const problems = await audienceProblems(db, panelId, audience);
   if (problems.length) return refused("invalid", problems);
   const cap = tuning.exactUpTo;
-  // Every shard's rows count (wholeShards): a split's source counts its copies of the moved contacts until cleaning (decision 0047).
+  // The lists' counters leave a split's moved members to their target from the switch (decision 0047).
   const [lists, segments, compiled] = await Promise.all([
-    summedMemberCounts(shards, panelId, [...audience.lists, ...audience.exclude_lists]),
-    panelMemberFigures(wholeShards(shards), panelId, [...audience.segments, ...audience.exclude_segments], now),
+    summedMemberCounts(dbs, panelId, [...audience.lists, ...audience.exclude_lists]),
+    panelMemberFigures(shards, panelId, [...audience.segments, ...audience.exclude_segments], now),
     compileAudience(db, panelId, audience, now, "probe"),
   ]);
   let countedAt = now;
@@ -79,12 +81,12 @@ export async function estimateAudience(
   const floorOnly = audience.segments.some((id) => segments.get(id)!.atLeast);
   const among = !floorOnly && included <= tuning.readMembersUpTo ? { lists: audience.lists, segments: audience.segments } : undefined;
   // Each shard counts its own contacts up to the cap (contact ids and list numbers are the same everywhere the condition runs).
-  const counted = sum(await Promise.all(shards.map((shard) => countMatchingUpTo(shard, panelId, compiled, cap, among))));
+  const counted = sum(await Promise.all(shards.map((shard) => countMatchingUpTo(shard.db, panelId, compiled, cap, among, shard.buckets))));
   if (counted < cap) return succeeded({ count: counted, exact: true, countedAt: now, exactUpTo: cap });
 
   const [contacts, suppressed] = await Promise.all([
-    panelContactsFigure(wholeShards(shards), panelId, now),
-    distinctSuppressions(shards, panelId, { countUpTo: tuning.suppressionsUpTo, compareUpTo: tuning.suppressionsComparedUpTo }),
+    panelContactsFigure(shards, panelId, now),
+    distinctSuppressions(dbs, panelId, { countUpTo: tuning.suppressionsUpTo, compareUpTo: tuning.suppressionsComparedUpTo }),
   ]);
   countedAt = Math.min(countedAt, contacts.countedAt);
   const reach = contacts.atLeast ? included : Math.min(included, contacts.n);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { estimateAudience } from "../../../src/services/broadcasts/audience-estimate";
+import { wholeShards } from "../../../src/services/access/partitions";
 import { suppressAddress } from "../../../src/store/suppressions";
 import { admin, apiFor, createPanel, panelData } from "../../support/helpers";
 import { asOperator, operatorWithRole } from "../../support/operators";
@@ -62,16 +63,16 @@ describe("the audience estimate", () => {
     for (const readMembersUpTo of [1000, 0]) {
       const tuning = { exactUpTo: 2, readMembersUpTo, suppressionsUpTo: 1000, suppressionsComparedUpTo: 1000 };
       // Exactly 3 (ada, bob, dee) would be reached; the count stops at 2 and estimates 1 (VIP) + 3 (Pune) - 1 suppressed.
-      const over = await estimateAudience([panelData], panel.id, audience({ lists: [vip], segments: [pune] }), now, tuning);
+      const over = await estimateAudience(wholeShards([panelData]), panel.id, audience({ lists: [vip], segments: [pune] }), now, tuning);
       expect(over).toEqual({ ok: true, value: { count: 3, exact: false, countedAt: now, exactUpTo: 2 } });
       // Exclusions are subtracted whole (their overlap is unknown), but the count already reached the cap.
-      const floored = await estimateAudience([panelData], panel.id, audience({ lists: [vip], segments: [pune], exclude_lists: [staff] }), now, tuning);
+      const floored = await estimateAudience(wholeShards([panelData]), panel.id, audience({ lists: [vip], segments: [pune], exclude_lists: [staff] }), now, tuning);
       expect(floored).toMatchObject({ ok: true, value: { count: 2, exact: false } });
       // Below the cap it is exact.
       const wide = { ...tuning, exactUpTo: 4 };
-      expect(await estimateAudience([panelData], panel.id, audience({ lists: [vip], segments: [pune] }), now, wide)).toMatchObject({ ok: true, value: { count: 3, exact: true } });
+      expect(await estimateAudience(wholeShards([panelData]), panel.id, audience({ lists: [vip], segments: [pune] }), now, wide)).toMatchObject({ ok: true, value: { count: 3, exact: true } });
       const excluded = audience({ lists: [vip, staff], segments: [pune], exclude_lists: [staff] });
-      expect(await estimateAudience([panelData], panel.id, excluded, now, wide)).toMatchObject({ ok: true, value: { count: 2, exact: true } });
+      expect(await estimateAudience(wholeShards([panelData]), panel.id, excluded, now, wide)).toMatchObject({ ok: true, value: { count: 2, exact: true } });
     }
   });
 });
