@@ -181,30 +181,21 @@ export function dropMirroredListsStatement(db: ShardDb, panelId: string): D1Prep
 }
 
 /**
- * Sets each of the panel's list rows on `db` to the members `db` holds: for a shard that took a
- * partition's memberships in transit (a split, decision 0047), whose triggers counted none of
- * them. One statement, so no membership written beside it is counted twice or missed.
+ * Sets each of the panel's list rows on `db` to the members `db` holds, or with `leaving` to
+ * those outside those buckets. Without it: for a shard that took a partition's memberships in
+ * transit (a split, decision 0047), whose triggers counted none of them. With it: for the shard
+ * the split's partition left, from its switch, while it still holds its copies of the moved
+ * members until cleaning; their deletes then count nothing (shard migration 0117), so the figure
+ * summed over the shards counts each member once throughout. One statement, so no membership
+ * written beside it is counted twice or missed; safe to repeat.
  */
-export function recountMembersStatement(db: ShardDb, panelId: string): D1PreparedStatement {
-  return db
-    .prepare("UPDATE lists SET member_count = (SELECT COUNT(*) FROM list_members m WHERE m.panel_id = lists.panel_id AND m.list_id = lists.id) WHERE panel_id = ?")
-    .bind(panelId);
-}
-
-/**
- * Sets each of the panel's list rows on `db` to its members outside buckets `first`–`last`: for
- * the shard a split's partition left (decision 0047), from its switch, while it still holds its
- * copies of the moved members until cleaning; their deletes then count nothing (shard migration
- * 0117), so the figure summed over the shards counts each member once throughout. One statement,
- * as recountMembersStatement; safe to repeat.
- */
-export function recountStayingMembersStatement(db: ShardDb, panelId: string, first: number, last: number): D1PreparedStatement {
+export function recountMembersStatement(db: ShardDb, panelId: string, leaving?: { first: number; last: number }): D1PreparedStatement {
   return db
     .prepare(
-      `UPDATE lists SET member_count = (SELECT COUNT(*) FROM list_members m WHERE m.panel_id = lists.panel_id AND m.list_id = lists.id AND m.bucket NOT BETWEEN ?2 AND ?3)
+      `UPDATE lists SET member_count = (SELECT COUNT(*) FROM list_members m WHERE m.panel_id = lists.panel_id AND m.list_id = lists.id AND (?2 IS NULL OR m.bucket NOT BETWEEN ?2 AND ?3))
        WHERE panel_id = ?1`,
     )
-    .bind(panelId, first, last);
+    .bind(panelId, leaving?.first ?? null, leaving?.last ?? null);
 }
 
 export type RenameOutcome = { kind: "renamed"; list: ContactList } | { kind: "missing" } | { kind: "duplicate" };

@@ -60,7 +60,7 @@ export async function estimateAudience(
   tuning: AudienceEstimateTuning = AUDIENCE_ESTIMATE,
 ): Promise<Result<AudienceEstimate>> {
   const db = shards[0].db;
-  const dbs = shards.map((shard) => shard.db) as [typeof db, ...(typeof db)[]];
+  const dbs = shards.map((shard) => shard.db);
   const problems = await audienceProblems(db, panelId, audience);
   if (problems.length) return refused("invalid", problems);
   const cap = tuning.exactUpTo;

@@ -20,7 +20,7 @@ export interface DistinctSuppressionsBounds {
  * before is taken from those first ones (in address order, so not a random sample) and applied
  * to its count. So a request reads at most `compareUpTo` addresses a shard, never a whole table.
  */
-export async function distinctSuppressions(shards: readonly [ShardDb, ...ShardDb[]], panelId: string, bounds: DistinctSuppressionsBounds): Promise<number> {
+export async function distinctSuppressions(shards: readonly ShardDb[], panelId: string, bounds: DistinctSuppressionsBounds): Promise<number> {
   const counts = await Promise.all(shards.map((shard) => suppressionsUpTo(shard, panelId, bounds.countUpTo)));
   const shares = await Promise.all(
     shards.map(async (shard, i) => {

@@ -5,7 +5,7 @@ import { getPanel, type Panel } from "../../store/panels";
 import { allShards, shardByIndex, shardOf, type ShardDb } from "../../store/shards";
 import { LAST_BUCKET, partitionOfBucket, wholePanelPartition } from "../../domain/partitions";
 import { splitPanelPartition } from "../../store/panel-partitions";
-import { recountMembersStatement, recountStayingMembersStatement } from "../../store/lists";
+import { recountMembersStatement } from "../../store/lists";
 import { recountPushStatement } from "../../store/push";
 import { recountWaitingStatements } from "../../store/journeys/points";
 import { freeListEntryLeases } from "../../store/list-entries";
@@ -533,7 +533,7 @@ async function recountMembers(step: Step): Promise<void> {
 async function uncountMovedOnSource(step: Step): Promise<void> {
   const { source, move } = step;
   if (!move.buckets) return;
-  await source.batch([recountStayingMembersStatement(source, move.panelId, move.buckets.first, move.buckets.last), forgetStoredStatement(source, move.panelId)]);
+  await source.batch([recountMembersStatement(source, move.panelId, move.buckets), forgetStoredStatement(source, move.panelId)]);
 }
 
 async function clean(step: Step): Promise<MoveStepOutcome> {
