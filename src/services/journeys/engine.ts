@@ -15,7 +15,7 @@ import { getEventsByIds, type StoredEvent } from "../../store/events";
 import { contactsByIds, type KeyedContact } from "../../store/contacts";
 import { getJourneysByIds, type Journey } from "../../store/journeys/definitions";
 import { definitionsOfInstances } from "../../store/journeys/versions";
-import { enterInstances, messageStepRunStatement, stepRunStatement, type Entry } from "../../store/journeys/instances";
+import { enterInstances, handedStepRunStatement, instancesGoing, messageStepRunStatement, stepRunStatement, type Entry } from "../../store/journeys/instances";
 import { getMessages, insertMessageStatement, type JourneyMessage } from "../../store/journeys/messages";
 import { contactTimeZone, describeCap, gateBeforeCaps, gateOfCapAnswer, NO_RULES, type MessageGate, type MessageRules } from "../../domain/message-rules";
 import { countSendIfAllowed } from "../../store/contact-sends";
@@ -233,12 +233,13 @@ const STATEMENTS_PER_BATCH = 300;
 /**
  * Carries out the plans of many points in few round trips: emails point by point (a provider
  * call each) in groups, each after a read of whether its points' journey still runs and their
- * instances are still active (email-groups.ts), webhook events in one hand-over per webhook and
- * page, and the D1 writes of many points per batch (each point's within one batch, its
- * `continued` mark among them). A point whose email or hand-over failed writes nothing and is
- * retried; one a pause came to is released, unwritten, for the resume to plan again; one whose
- * instance ended (the stop or goal marked its point continued) writes nothing. The others are
- * done. Returns the failures.
+ * instances are still active (email-groups.ts), webhook events, after one more such read
+ * (recheckHandOvers), in one hand-over per webhook and page, and the D1 writes of many points
+ * per batch (each point's within one batch, its `continued` mark among them). A point whose
+ * email or hand-over failed writes nothing and is retried; one a pause came to is released,
+ * unwritten, for the resume to plan again; one whose instance ended before its emails (the stop
+ * or goal marked its point continued) writes nothing, and one that ended after them hands
+ * nothing over. The others are done. Returns the failures.
  */
 async function carryOut(env: EngineEnv, db: ShardDb, panelId: string, plans: PointPlan[], now: number, onPartition: boolean): Promise<unknown[]> {
   const withEmail = plans.filter((plan) => plan.emails.length > 0);
@@ -249,7 +250,8 @@ async function carryOut(env: EngineEnv, db: ShardDb, panelId: string, plans: Poi
     if ("failure" in outcome) withEmail[i]!.failure = outcome.failure;
     if ("left" in outcome) withEmail[i]!.left = outcome.left;
   });
-  const held = withEmail.filter((plan) => plan.left === "held");
+  await recheckHandOvers(db, panelId, plans);
+  const held = plans.filter((plan) => plan.left === "held");
   try {
     await releasePoints(db, held.map((plan) => plan.point));
   } catch (error) {
@@ -272,7 +274,7 @@ async function carryOut(env: EngineEnv, db: ShardDb, panelId: string, plans: Poi
           // An event the webhook can never take (too large) is a permanent refusal, not a retry.
           if (result.kind === "refused") console.error(`journey ${handOver.journeyId} step ${handOver.stepId}: webhook event refused`, result.reason);
           const recorded = result.kind === "refused" ? `refused: ${result.reason}` : result.kind;
-          plan.statements.push(stepRunStatement(db, plan.point.instanceId, handOver.stepId, handOver.journeyId, recorded, now));
+          plan.statements.push(handedStepRunStatement(db, plan.point.instanceId, handOver.stepId, handOver.journeyId, recorded, now));
         });
       } catch (error) {
         for (const { plan } of page) plan.failure ??= error;
@@ -306,6 +308,33 @@ async function carryOut(env: EngineEnv, db: ShardDb, panelId: string, plans: Poi
   }
   if (batch.length) await write();
   return plans.flatMap((plan) => (plan.failure === undefined ? [] : [plan.failure]));
+}
+
+/**
+ * Reads again, in one statement by primary keys, the instances and journeys of the points with
+ * webhook events to hand over: a goal, stop or pause may have come while the pass planned or
+ * mailed. A point whose instance ended hands nothing over (its writes, each reading its
+ * instance, record no more than it did: its emails); one whose journey was paused is left held,
+ * unwritten, for the resume to plan again (an email claimed now is not sent twice, an event's
+ * guid is handed over once). A failed read fails the points, retried.
+ */
+async function recheckHandOvers(db: ShardDb, panelId: string, plans: PointPlan[]): Promise<void> {
+  const handing = plans.filter((plan) => plan.failure === undefined && plan.left === undefined && plan.handOvers.length > 0);
+  if (handing.length === 0) return;
+  try {
+    const states = await instancesGoing(
+      db,
+      panelId,
+      handing.map((plan) => plan.point.instanceId),
+    );
+    for (const plan of handing) {
+      const state = states.get(plan.point.instanceId) ?? "ended";
+      if (state === "held") plan.left = "held";
+      else if (state === "ended") plan.handOvers = [];
+    }
+  } catch (error) {
+    for (const plan of handing) plan.failure = error;
+  }
 }
 
 async function planPoint(

@@ -67,7 +67,25 @@ export async function instancesGoing(db: ShardDb, panelId: string, instanceIds: 
   return new Map(results.map((r) => [r.id, r.state]));
 }
 
+/**
+ * A step's run, recorded only while its instance has not exited (read by primary key in the
+ * insert): a goal or stop landing between a continuation's reads and its writes counts no step
+ * the instance walked only on paper.
+ */
 export function stepRunStatement(db: ShardDb, instanceId: string, stepId: string, journeyId: string, result: string, now: number): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT OR IGNORE INTO journey_step_runs (instance_id, step_id, journey_id, result, at)
+       SELECT ?1, ?2, ?3, ?4, ?5 WHERE NOT EXISTS (SELECT 1 FROM journey_instances WHERE id = ?1 AND status = 'exited')`,
+    )
+    .bind(instanceId, stepId, journeyId, result, now);
+}
+
+/**
+ * A webhook step's run, recorded with its hand-over's result whatever became of the instance
+ * since: the event is with the webhook, so the step did run.
+ */
+export function handedStepRunStatement(db: ShardDb, instanceId: string, stepId: string, journeyId: string, result: string, now: number): D1PreparedStatement {
   return db
     .prepare("INSERT OR IGNORE INTO journey_step_runs (instance_id, step_id, journey_id, result, at) VALUES (?, ?, ?, ?, ?)")
     .bind(instanceId, stepId, journeyId, result, now);

@@ -13,14 +13,16 @@ export interface SplitEntry {
 }
 
 /**
- * The branch an instance took at a split; a second insert (a step run again) is ignored. It
- * takes its instance's bucket (decision 0038).
+ * The branch an instance took at a split; a second insert (a step run again) is ignored, as is
+ * one of an instance that exited meanwhile (a goal or stop before the continuation's writes),
+ * which the split's figures then do not count. It takes its instance's bucket (decision 0038).
  */
 export function insertSplitEntryStatement(db: ShardDb, e: SplitEntry, now: number): D1PreparedStatement {
   return db
     .prepare(
       `INSERT OR IGNORE INTO journey_split_entries (instance_id, step_id, panel_id, journey_id, contact_id, branch, at, goal_kind, goal_key, goal_until, bucket)
-       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, COALESCE((SELECT bucket FROM journey_instances WHERE id = ?1), 0))`,
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, COALESCE((SELECT bucket FROM journey_instances WHERE id = ?1), 0)
+       WHERE NOT EXISTS (SELECT 1 FROM journey_instances WHERE id = ?1 AND status = 'exited')`,
     )
     .bind(
       e.instanceId,

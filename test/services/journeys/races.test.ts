@@ -9,7 +9,7 @@ import { dbActingOnWrite, filesActingOnSend } from "../../support/interleave";
 import { defineActivity, pipelineSettled, postBatch } from "../../support/activity";
 import { EMAIL_GROUP } from "../../../src/services/journeys/email-groups";
 import { admin, apiFor, createPanel, panelData, type TestPanel } from "../../support/helpers";
-import { act, cartPanel, cartSmsGoalJourney, countersOf, MINUTE, startJourney } from "../../support/journeys";
+import { act, cartPanel, cartSmsGoalJourney, countersOf, createWebhook, delivered, MINUTE, startJourney } from "../../support/journeys";
 
 // Background journey steps against what clients do while a step is under way.
 
@@ -29,6 +29,36 @@ async function stepsSentTo(panel: TestPanel, email: string): Promise<string[]> {
     .bind(panel.id, email)
     .all<{ step_id: string }>();
   return results.map((r) => r.step_id);
+}
+
+/** A delay, a nudge, a webhook call right after it (the same continuation), a day's delay. */
+const mailThenHook = (webhook: string) => [
+  TWO_NUDGES[0],
+  TWO_NUDGES[1],
+  { id: "hook", type: "webhook", webhook, after: "nudge", attributes: ["EMAIL"], params: { Action: "nudged" } },
+  { id: "again", type: "delay", for: "1d", after: "hook" },
+];
+
+/** Two contacts in a journey mailing then calling the panel's webhook, the delay before the email about to end. */
+async function mailThenHookJourney(goal?: { activity: string }) {
+  const panel = await createPanel();
+  const { cart, buy } = await cartPanel(panel);
+  const hook = await createWebhook(panel);
+  const journey = await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, ...(goal ? { goal } : {}), steps: mailThenHook(hook.id) });
+  for (const email of ["buyer@example.com", "browser@example.com"]) await act(panel, cart, email);
+  return { panel, hook, journey, buy };
+}
+
+/** Who the webhook's events were about, sorted. */
+async function calledFor(hook: { id: string; bucket: string }): Promise<string[]> {
+  return (await delivered(hook)).map((e) => e.att_params.EMAIL as string).sort();
+}
+
+/** How many contacts the journey report counts at `step` (its step runs), up to a day ahead (the timers ran ahead of the clock). */
+async function reportedAt(journey: { path: string }, step: string): Promise<number> {
+  const report = await admin("GET", `${journey.path}/report?to=${new Date(Date.now() + 24 * 60 * MINUTE).toISOString()}`);
+  expect(report.status).toBe(200);
+  return report.body.steps[step]?.entered ?? 0;
 }
 
 /** Contacts waiting together in an hour's delay before one email: more than a few groups of sends. */
@@ -56,6 +86,11 @@ async function mailedContacts(panel: TestPanel): Promise<string[]> {
   return results.map((r) => r.pk_value);
 }
 
+/** The journey's status set through the admin API: what `during` does in the stop and pause races. */
+const statusTo = (journey: { path: string }, status: string) => async () => {
+  expect((await admin("POST", `${journey.path}/status`, { status })).status).toBe(200);
+};
+
 /** Runs the timers past the delay, `during` acting while the first email is with the provider; the contacts mailed then. */
 async function mailedWhileSending(panel: TestPanel, during: () => Promise<void>): Promise<string[]> {
   await journeyTimers.run(withBindings(env, { FILES: filesActingOnSend(during, panel.id) }), Date.now() + 2 * 60 * MINUTE);
@@ -77,6 +112,8 @@ describe("journey steps under way", () => {
     await journeyTimers.run(racing, Date.now() + 2 * 60 * MINUTE);
     expect(await stepsSentTo(panel, "buyer@example.com")).toEqual(["nudge"]);
     expect(await countersOf(journey)).toMatchObject({ entered: 1, active: 0, exited: 1, converted: 1 });
+    // The email went and is counted; the delay after it, which the contact never entered, is not.
+    expect({ nudge: (await countersOf(journey)).steps?.nudge?.acted, again: (await countersOf(journey)).steps?.again?.acted ?? 0 }).toEqual({ nudge: 1, again: 0 });
     // A day later: the converted contact gets nothing more, and waits nowhere.
     await journeyTimers.run(env, Date.now() + 2 * 24 * 60 * MINUTE);
     expect(await stepsSentTo(panel, "buyer@example.com")).toEqual(["nudge"]);
@@ -107,9 +144,7 @@ describe("journey steps under way", () => {
 
   it("a journey stopped while its emails go out sends no further group: the contacts not reached yet get nothing", async () => {
     const { panel, journey, emails } = await manyDelayedMails();
-    const mailed = await mailedWhileSending(panel, async () => {
-      expect((await admin("POST", `${journey.path}/status`, { status: "stopped" })).status).toBe(200);
-    });
+    const mailed = await mailedWhileSending(panel, statusTo(journey, "stopped"));
     expect(mailed.length).toBeGreaterThan(0);
     expect(mailed.length).toBeLessThanOrEqual(EMAIL_GROUP);
     expect(await countersOf(journey)).toMatchObject({ entered: emails.length, active: 0, exited: emails.length });
@@ -117,9 +152,7 @@ describe("journey steps under way", () => {
 
   it("a journey paused while its emails go out holds the contacts not reached yet; each gets its email once when it runs again", async () => {
     const { panel, journey, emails } = await manyDelayedMails();
-    const mailed = await mailedWhileSending(panel, async () => {
-      expect((await admin("POST", `${journey.path}/status`, { status: "paused" })).status).toBe(200);
-    });
+    const mailed = await mailedWhileSending(panel, statusTo(journey, "paused"));
     expect(mailed.length).toBeLessThanOrEqual(EMAIL_GROUP);
     expect(await countersOf(journey)).toMatchObject({ entered: emails.length, active: emails.length - mailed.length });
 
@@ -201,6 +234,64 @@ describe("journey steps under way", () => {
     expect(counters).toMatchObject({ entered: 1, active: 0, exited: 1, converted: 1 });
     const links = await panelData.prepare("SELECT COUNT(*) AS n FROM sms_links WHERE panel_id = ?").bind(panel.id).first("n");
     expect({ nudged: sends.bodies.length, links, acted: counters.steps?.sms?.acted ?? 0 }).toEqual({ nudged: 0, links: 0, acted: 0 });
+  });
+
+  it("a contact who reaches the goal while its email goes out is not handed to the webhook step after it, nor counted at that step or the next", async () => {
+    const { panel, hook, journey, buy } = await mailThenHookJourney({ activity: "purchase" });
+    const mailed = await mailedWhileSending(panel, async () => void (await act(panel, buy, "buyer@example.com")));
+    expect(mailed).toContain("browser@example.com");
+    expect(await calledFor(hook)).toEqual(["browser@example.com"]);
+    const counters = await countersOf(journey);
+    expect(counters).toMatchObject({ entered: 2, active: 1, exited: 1, converted: 1 });
+    expect({ hook: counters.steps?.hook?.acted, again: counters.steps?.again?.acted, reported: await reportedAt(journey, "hook") }).toEqual({ hook: 1, again: 1, reported: 1 });
+  });
+
+  it("a contact who reaches the goal while its email goes out is not entered in the split after it: neither the split's figures nor its step count it", async () => {
+    const panel = await createPanel();
+    const { cart, buy } = await cartPanel(panel);
+    const journey = await startJourney(panel, {
+      trigger: { type: "activity", activity: "add_to_cart" },
+      goal: { activity: "purchase" },
+      steps: [
+        ...TWO_NUDGES.slice(0, 2),
+        { id: "ab", type: "split", after: "nudge", branches: [{ percent: 50, then: "a" }, { percent: 50, then: "b" }] },
+        { id: "a", type: "delay", for: "1d" },
+        { id: "b", type: "delay", for: "1d" },
+      ],
+    });
+    await act(panel, cart, "buyer@example.com");
+    expect(await mailedWhileSending(panel, async () => void (await act(panel, buy, "buyer@example.com")))).toEqual(["buyer@example.com"]);
+    const [split] = (await admin("GET", `${journey.path}/splits`)).body.splits;
+    const counters = await countersOf(journey);
+    expect(counters).toMatchObject({ entered: 1, active: 0, exited: 1, converted: 1 });
+    expect({ entered: split.branches.map((b: { entered: number }) => b.entered), ab: counters.steps?.ab?.acted ?? 0 }).toEqual({ entered: [0, 0], ab: 0 });
+  });
+
+  it("a journey stopped while its email goes out hands no contact to the webhook step after it, nor counts that step", async () => {
+    const { panel, hook, journey } = await mailThenHookJourney();
+    const mailed = await mailedWhileSending(panel, statusTo(journey, "stopped"));
+    expect(mailed.length).toBeGreaterThan(0);
+    expect(await calledFor(hook)).toEqual([]);
+    const counters = await countersOf(journey);
+    expect(counters).toMatchObject({ entered: 2, active: 0, exited: 2 });
+    expect({ hook: counters.steps?.hook?.acted ?? 0, again: counters.steps?.again?.acted ?? 0, reported: await reportedAt(journey, "hook") }).toEqual({ hook: 0, again: 0, reported: 0 });
+  });
+
+  it("a journey paused while its email goes out hands nobody to the webhook step after it until it runs again; then each contact once, mailed once", async () => {
+    const { panel, hook, journey } = await mailThenHookJourney();
+    const mailed = await mailedWhileSending(panel, statusTo(journey, "paused"));
+    expect(mailed.length).toBeGreaterThan(0);
+    expect(await calledFor(hook)).toEqual([]);
+    expect((await countersOf(journey)).steps?.hook?.acted ?? 0).toBe(0);
+
+    expect((await admin("POST", `${journey.path}/status`, { status: "running" })).status).toBe(200);
+    const both = ["browser@example.com", "buyer@example.com"];
+    expect(await calledFor(hook)).toEqual(both);
+    expect(await mailedContacts(panel)).toEqual(both);
+    expect((await env.FILES.list({ prefix: `outbox/${panel.id}/` })).objects).toHaveLength(2);
+    const counters = await countersOf(journey);
+    expect(counters).toMatchObject({ entered: 2, active: 2 });
+    expect({ nudge: counters.steps?.nudge?.acted, hook: counters.steps?.hook?.acted, waiting: counters.steps?.again?.waiting }).toEqual({ nudge: 2, hook: 2, waiting: 2 });
   });
 
   it("a segment journey started through another isolate: a contact written here to match, after the entry scan passed it, enters", async () => {
