@@ -64,6 +64,7 @@
 -- migration 0115_rechecks_after_saves.sql
 -- migration 0116_archive_part_shard.sql
 -- migration 0117_fenced_member_deletes_uncounted.sql
+-- migration 0120_erased_message_copies.sql
 
 -- table activities
 
@@ -439,6 +440,19 @@ CREATE TABLE email_templates (
 ) WITHOUT ROWID;
 
 CREATE UNIQUE INDEX email_templates_name ON email_templates (panel_id, name COLLATE NOCASE);
+
+-- table erased_message_copies
+
+CREATE TABLE erased_message_copies (
+  panel_id   TEXT NOT NULL,
+  contact_id INTEGER NOT NULL,
+  kind       TEXT NOT NULL CHECK (kind IN ('campaign', 'journey')),
+  message    TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (panel_id, contact_id, kind, message)
+) WITHOUT ROWID;
+
+CREATE INDEX erased_message_copies_by_age ON erased_message_copies (created_at);
 
 -- table event_archive_owner_blocks
 

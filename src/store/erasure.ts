@@ -1,4 +1,6 @@
 import type { ShardDb } from "./shards";
+import { jsonArrays } from "./json-arrays";
+import { deleteOutboxStatements } from "./outbox";
 import { forgetOwnersStatements, partsOfOwners, type PartName } from "./event-archive";
 import { scrubSamplesStatement } from "./journeys/simulations";
 
@@ -35,16 +37,25 @@ export async function uniqueidsOfContact(db: ShardDb, panelId: string, contactId
  * rewrite is due exactly when the rows are gone. `erasure` null: another shard of a panel whose
  * contacts span shards (decision 0038), whose rows naming the contact (outbox copies,
  * suppressions, audit entries, anonymous rows of its uniqueids) go without a record there.
+ * The email messages it deletes are recorded in `erased_message_copies` by the same batch, with
+ * `elsewhere` (those the other shards' batches deleted), so their outbox copies are deleted even
+ * if the request dies after it; it answers every message of the contact recorded there still,
+ * an earlier attempt's too.
  */
-export async function eraseContactRows(db: ShardDb, target: ErasureTarget, erasure: ContactErasure | null): Promise<ErasedMessages> {
+export async function eraseContactRows(
+  db: ShardDb,
+  target: ErasureTarget,
+  erasure: ContactErasure | null,
+  now: number,
+  elsewhere: readonly ErasedMessage[] = [],
+): Promise<ErasedMessage[]> {
   const { panelId, contactId } = target;
   const uniqueids = JSON.stringify(target.uniqueids);
   const recipients = JSON.stringify(recipientsOf(target));
   const byContact = (table: string) => db.prepare(`DELETE FROM ${table} WHERE panel_id = ?1 AND contact_id = ?2`).bind(panelId, contactId);
-  // The messages deleted are returned: the outbox copies of them go after (services/contacts/erase.ts).
-  const journeyMessages = db.prepare("DELETE FROM journey_messages WHERE panel_id = ?1 AND contact_id = ?2 RETURNING msgid, channel").bind(panelId, contactId);
-  const campaignMessages = db.prepare("DELETE FROM campaign_messages WHERE panel_id = ?1 AND contact_id = ?2 RETURNING campaign_id").bind(panelId, contactId);
+  // The email messages deleted are recorded first: the outbox copies of them go after (services/contacts/erase.ts).
   const statements = [
+    ...recordCopiesStatements(db, panelId, contactId, now, elsewhere),
     // Rows keyed by the contact's messages or instances go before those.
     db.prepare("DELETE FROM sms_links WHERE panel_id = ?1 AND msgid IN (SELECT msgid FROM journey_messages WHERE panel_id = ?1 AND contact_id = ?2)").bind(panelId, contactId),
     db.prepare("DELETE FROM journey_step_runs WHERE instance_id IN (SELECT id FROM journey_instances WHERE panel_id = ?1 AND contact_id = ?2)").bind(panelId, contactId),
@@ -56,10 +67,10 @@ export async function eraseContactRows(db: ShardDb, target: ErasureTarget, erasu
     // The key a pruned instance left (`segment:<contact>`), each of the panel's journeys on its key.
     db.prepare("DELETE FROM journey_entry_keys WHERE journey_id IN (SELECT id FROM journeys WHERE panel_id = ?1) AND entry_key = 'segment:' || CAST(?2 AS INTEGER)").bind(panelId, contactId),
     byContact("journey_list_entries"),
-    journeyMessages,
+    byContact("journey_messages"),
     // Journey simulations' results keep rendered samples of contacts' messages (decision 0048).
     scrubSamplesStatement(db, panelId, contactId),
-    campaignMessages,
+    byContact("campaign_messages"),
     byContact("list_members"),
     byContact("segment_members"),
     byContact("segment_changes"),
@@ -119,19 +130,73 @@ export async function eraseContactRows(db: ShardDb, target: ErasureTarget, erasu
       db.prepare("DELETE FROM sms_suppressions WHERE panel_id = ? AND phone = ?").bind(panelId, target.phone.plain),
     );
   }
-  statements.push(db.prepare("DELETE FROM contacts WHERE panel_id = ? AND id = ?").bind(panelId, contactId));
+  const pending = erasedCopiesStatement(db, panelId, contactId);
+  statements.push(db.prepare("DELETE FROM contacts WHERE panel_id = ? AND id = ?").bind(panelId, contactId), pending);
   const results = await db.batch(statements);
-  const journeyRows = results[statements.indexOf(journeyMessages)]!.results as Array<{ msgid: string; channel: string }>;
-  const campaignRows = results[statements.indexOf(campaignMessages)]!.results as Array<{ campaign_id: string }>;
-  return { campaignIds: campaignRows.map((r) => r.campaign_id), journeyEmails: journeyRows.filter((r) => r.channel === "email").map((r) => r.msgid) };
+  return results[statements.indexOf(pending)]!.results as ErasedMessage[];
 }
 
-/** The contact's messages an erasure's batch deleted. */
-export interface ErasedMessages {
-  /** The campaigns it had a message of. */
-  campaignIds: string[];
-  /** Its journey emails' msgids. */
-  journeyEmails: string[];
+/**
+ * A contact's email message an erasure deleted whose outbox copy may remain (`erased_message_copies`):
+ * a campaign's, `message` its campaign id, or a journey's, `message` its msgid.
+ */
+export interface ErasedMessage {
+  kind: "campaign" | "journey";
+  message: string;
+}
+
+function recordCopiesStatements(db: ShardDb, panelId: string, contactId: number, now: number, elsewhere: readonly ErasedMessage[]): D1PreparedStatement[] {
+  const here = db
+    .prepare(
+      `INSERT INTO erased_message_copies (panel_id, contact_id, kind, message, created_at)
+       SELECT panel_id, contact_id, 'campaign', campaign_id, ?3 FROM campaign_messages WHERE panel_id = ?1 AND contact_id = ?2
+       UNION ALL SELECT panel_id, contact_id, 'journey', msgid, ?3 FROM journey_messages WHERE panel_id = ?1 AND contact_id = ?2 AND channel = 'email'
+       ON CONFLICT DO NOTHING`,
+    )
+    .bind(panelId, contactId, now);
+  if (elsewhere.length === 0) return [here];
+  const copied = db.prepare(
+    `INSERT INTO erased_message_copies (panel_id, contact_id, kind, message, created_at)
+     SELECT ?1, ?2, value ->> 'kind', value ->> 'message', ?3 FROM json_each(?4) WHERE true ON CONFLICT DO NOTHING`,
+  );
+  return [here, ...jsonArrays(elsewhere).map((part) => copied.bind(panelId, contactId, now, part.json))];
+}
+
+function erasedCopiesStatement(db: ShardDb, panelId: string, contactId: number): D1PreparedStatement {
+  return db.prepare("SELECT kind, message FROM erased_message_copies WHERE panel_id = ? AND contact_id = ?").bind(panelId, contactId);
+}
+
+/** The shard's erased contacts with copies still to delete (erased_message_copies), oldest first, up to `limit` messages. */
+export async function pendingErasedCopies(db: ShardDb, limit: number): Promise<Array<{ panelId: string; contactId: number; messages: ErasedMessage[] }>> {
+  const { results } = await db
+    .prepare("SELECT panel_id, contact_id, kind, message FROM erased_message_copies ORDER BY created_at LIMIT ?")
+    .bind(limit)
+    .all<{ panel_id: string; contact_id: number } & ErasedMessage>();
+  const byContact = new Map<string, { panelId: string; contactId: number; messages: ErasedMessage[] }>();
+  for (const r of results) {
+    const key = JSON.stringify([r.panel_id, r.contact_id]);
+    const entry = byContact.get(key) ?? { panelId: r.panel_id, contactId: r.contact_id, messages: [] };
+    entry.messages.push({ kind: r.kind, message: r.message });
+    byContact.set(key, entry);
+  }
+  return [...byContact.values()];
+}
+
+/**
+ * Deletes the panel's outbox rows of `ids` in `db` and, in the same batch, `cleared`'s records of
+ * the contact's messages there: their copies are gone (objects deleted before, and outbox rows on
+ * the shards deleted before this one).
+ */
+export async function copiesDeleted(db: ShardDb, panelId: string, ids: readonly string[], cleared: { contactId: number; messages: readonly ErasedMessage[] } | null): Promise<void> {
+  const records = db.prepare(
+    `DELETE FROM erased_message_copies WHERE panel_id = ?1 AND contact_id = ?2
+     AND (kind, message) IN (SELECT value ->> 'kind', value ->> 'message' FROM json_each(?3))`,
+  );
+  const statements = [
+    ...deleteOutboxStatements(db, panelId, ids),
+    ...(cleared?.messages.length ? jsonArrays(cleared.messages).map((part) => records.bind(panelId, cleared.contactId, part.json)) : []),
+  ];
+  if (statements.length) await db.batch(statements);
 }
 
 /** R2 keys of the outbox copies sent to these addresses or numbers (deleted before their rows). */
@@ -206,6 +271,16 @@ export async function partsNaming(db: ShardDb, panelId: string, owners: readonly
   return partsOfOwners(db, panelId, owners, limit);
 }
 
-export async function finishErasure(db: ShardDb, id: string, now: number): Promise<void> {
-  await db.prepare("UPDATE contact_erasures SET state = 'done', finished_at = ? WHERE id = ? AND state = 'archive'").bind(now, id).run();
+/** Marks the erasure done unless outbox copies of its contact's messages are still to delete here; whether it is done. */
+export async function finishErasure(db: ShardDb, erasure: ContactErasure, now: number): Promise<boolean> {
+  const [, read] = await db.batch<{ state: string }>([
+    db
+      .prepare(
+        `UPDATE contact_erasures SET state = 'done', finished_at = ?1 WHERE id = ?2 AND state = 'archive'
+         AND NOT EXISTS (SELECT 1 FROM erased_message_copies WHERE panel_id = ?3 AND contact_id = ?4)`,
+      )
+      .bind(now, erasure.id, erasure.panelId, erasure.contactId),
+    db.prepare("SELECT state FROM contact_erasures WHERE id = ?").bind(erasure.id),
+  ]);
+  return read!.results[0]?.state === "done";
 }

@@ -117,8 +117,13 @@ export async function messagesGone(
 /** Deletes the panel's outbox rows of these message ids. */
 export async function deleteOutboxRecords(db: ShardDb, panelId: string, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
+  await db.batch(deleteOutboxStatements(db, panelId, ids));
+}
+
+/** The statements of deleteOutboxRecords, for a batch doing more. */
+export function deleteOutboxStatements(db: ShardDb, panelId: string, ids: readonly string[]): D1PreparedStatement[] {
   const statement = db.prepare("DELETE FROM outbox WHERE panel_id = ?1 AND id IN (SELECT value FROM json_each(?2))");
-  await db.batch(jsonArrays(ids).map((part) => statement.bind(panelId, part.json)));
+  return jsonArrays(ids).map((part) => statement.bind(panelId, part.json));
 }
 
 /** The panel's outbox, newest first; of one channel and/or one campaign when given. */

@@ -3,10 +3,12 @@ import { describe, expect, it } from "vitest";
 import { setPartitionMap } from "../../src/services/access/partitions";
 import { sendCampaignBatch } from "../../src/services/broadcasts/send";
 import { emailProvider } from "../../src/services/channels/email/providers";
-import { eraseContact } from "../../src/services/contacts/erase";
+import { eraseArchivedEvents, eraseContact } from "../../src/services/contacts/erase";
 import { journeyTimers } from "../../src/services/journeys/timers";
 import { sendJourneyEmail } from "../../src/services/journeys/messages";
 import { insertMessageStatement } from "../../src/store/journeys/messages";
+import { insertOutboxRecords } from "../../src/store/outbox";
+import { outboxKey } from "../../src/services/channels/email/outbox";
 import type { EmailStep } from "../../src/domain/journey";
 import { contactBucket } from "../../src/domain/partitions";
 import { getCampaign } from "../../src/store/campaigns/definitions";
@@ -25,12 +27,19 @@ import { instancesOn, settledOnBoth, shard0, TWO } from "../support/partitions";
 // messages it deleted, by id, after its batch. Each test has its own address: the search for
 // what names it reads every panel's data.
 
-/** FILES as the test's env has it, with `put` and `list` first handing the call to the hooks. */
-function hookedFiles(hooks: { put?: (key: string) => Promise<void>; list?: (options: R2ListOptions | undefined) => Promise<void> }): R2Bucket {
+/** FILES as the test's env has it, with `put`, `list` and `delete` first handing the call to the hooks. */
+function hookedFiles(hooks: {
+  put?: (key: string) => Promise<void>;
+  list?: (options: R2ListOptions | undefined) => Promise<void>;
+  delete?: (keys: string[]) => Promise<void>;
+}): R2Bucket {
   return {
     get: (key: string) => env.FILES.get(key),
     head: (key: string) => env.FILES.head(key),
-    delete: (keys: string | string[]) => env.FILES.delete(keys),
+    async delete(keys: string | string[]) {
+      await hooks.delete?.([keys].flat());
+      return env.FILES.delete(keys);
+    },
     async list(options?: R2ListOptions) {
       await hooks.list?.(options);
       return env.FILES.list(options);
@@ -54,6 +63,24 @@ function eraseOnce(panel: TestPanel, key: string) {
   return { state, erase };
 }
 
+/**
+ * FILES whose first listing of the panel's broadcast files (an erasure's step 2, after it read
+ * the outbox, before its batch) first runs `send`; `state.sent` tells whether it has. `onDelete`
+ * sees each deletion first.
+ */
+function sendingAtBroadcastFiles(panel: TestPanel, send: () => Promise<void>, onDelete?: (keys: string[], sent: boolean) => Promise<void>) {
+  const state = { sent: false };
+  const files = hookedFiles({
+    list: async (options) => {
+      if (state.sent || !options?.prefix?.startsWith(`broadcasts/${panel.id}/`)) return;
+      state.sent = true;
+      await send();
+    },
+    ...(onDelete ? { delete: (keys: string[]) => onDelete(keys, state.sent) } : {}),
+  });
+  return { state, files };
+}
+
 const DUE_EMAIL = {
   trigger: { type: "activity", activity: "add_to_cart" },
   steps: [
@@ -63,6 +90,12 @@ const DUE_EMAIL = {
 };
 
 const TWO_HOURS_ON = () => Date.now() + 2 * 60 * MINUTE;
+
+/** The journey timers two hours on: the email due to `address` sent, its copy stored. */
+const dueEmailSent = (panel: TestPanel, address: string) => async () => {
+  await journeyTimers.run(env, TWO_HOURS_ON());
+  expect((await outbox(panel)).map((m) => m.to)).toEqual([address]);
+};
 
 /** A panel whose journey has an email due to `address` in an hour. */
 async function emailDueTo(address: string): Promise<TestPanel> {
@@ -80,6 +113,16 @@ async function timersErasingAtTheCopy(panel: TestPanel, address: string): Promis
   const files = hookedFiles({ put: async (key) => (key.startsWith(`outbox/${panel.id}/`) ? erase() : undefined) });
   await journeyTimers.run(withBindings(env, { FILES: files }), TWO_HOURS_ON());
   expect(state.erased).toBe(true);
+}
+
+/** Adds Ada under an address of the partition on SHARD_0 of a panel split by TWO; the address. */
+async function adaOnShard0(panel: TestPanel, tag: string): Promise<string> {
+  const onShard0 = TWO.find((p) => p.shard === 0)!;
+  let n = 0;
+  while (contactBucket(panel.id, `ada.partition.${tag}${n}@example.com`) > onShard0.lastBucket) n++;
+  const address = `ada.partition.${tag}${n}@example.com`;
+  await apiFor(panel)("contact", "add", { data: { EMAIL: address, NAME: "Ada" } });
+  return address;
 }
 
 async function nothingNames(address: string): Promise<void> {
@@ -118,11 +161,7 @@ describe("erasure racing a send through the outbox", () => {
     const { cart } = await cartPanel(panel);
     expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
     // An address of SHARD_0's partition: the contact and its message there, the outbox on the home (SHARD_1).
-    const onShard0 = TWO.find((p) => p.shard === 0)!;
-    let n = 0;
-    while (contactBucket(panel.id, `ada.partition.race${n}@example.com`) > onShard0.lastBucket) n++;
-    const address = `ada.partition.race${n}@example.com`;
-    await apiFor(panel)("contact", "add", { data: { EMAIL: address, NAME: "Ada" } });
+    const address = await adaOnShard0(panel, "race");
     await startJourney(panel, DUE_EMAIL);
     expect((await postActivity(panel.clientId, { activityid: cart, identity: address })).status).toBe(200);
     await settledOnBoth(panel.id);
@@ -138,18 +177,75 @@ describe("erasure racing a send through the outbox", () => {
 
     // The erasure has deleted the copies the outbox listed and turns to the broadcast files; the
     // timer sends the due email then, its copy and row stored while her message row is still there.
-    let sent = false;
-    const files = hookedFiles({
-      list: async (options) => {
-        if (sent || !options?.prefix?.startsWith(`broadcasts/${panel.id}/`)) return;
-        sent = true;
-        await journeyTimers.run(env, TWO_HOURS_ON());
-        expect((await outbox(panel)).map((m) => m.to)).toEqual([address]);
-      },
-    });
+    const { state, files } = sendingAtBroadcastFiles(panel, dueEmailSent(panel, address));
     const erasure = await eraseContact(withBindings(env, { FILES: files }), { db: panelData, home: panelData, others: [] }, panel.id, address, Date.now());
     expect(erasure).not.toBeNull();
-    expect(sent).toBe(true);
+    expect(state.sent).toBe(true);
+    await nothingNames(address);
+  });
+
+  it("an erasure that dies right after its batch still has the copy stored meanwhile deleted, by the cron, and reads done only then", async () => {
+    const address = "ada.died.race@example.com";
+    const panel = await emailDueTo(address);
+
+    // As above, the due email's copy is stored after the outbox was read; then the request dies
+    // (the isolate is lost) as it turns to deleting the copies of the messages its batch deleted.
+    const { state, files } = sendingAtBroadcastFiles(panel, dueEmailSent(panel, address), async (keys, sent) => {
+      if (sent && keys.some((k) => k.startsWith(`outbox/${panel.id}/`))) throw new Error("the request died");
+    });
+    await expect(eraseContact(withBindings(env, { FILES: files }), { db: panelData, home: panelData, others: [] }, panel.id, address, Date.now())).rejects.toThrow(
+      "the request died",
+    );
+    expect(state.sent).toBe(true);
+    // A retry finds no contact to erase; the erasure recorded by the batch is not done yet.
+    expect((await admin("DELETE", `/panels/${panel.id}/contacts/${encodeURIComponent(address)}`)).status).toBe(404);
+    const erasureId = (await panelData.prepare("SELECT id FROM contact_erasures WHERE panel_id = ?").bind(panel.id).first<string>("id"))!;
+    expect((await admin("GET", `/panels/${panel.id}/erasures/${erasureId}`)).body.state).toBe("archive");
+
+    await eraseArchivedEvents.run(env, Date.now());
+    expect(await outbox(panel)).toEqual([]);
+    await nothingNames(address);
+    expect((await admin("GET", `/panels/${panel.id}/erasures/${erasureId}`)).body.state).toBe("done");
+  });
+
+  it("an erasure that dies between the other shards' batches and its own: the retry still deletes the copy of a message the first attempt deleted there", async () => {
+    const panel = await createPanel();
+    expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
+    // A contact of SHARD_0's partition; the home (SHARD_1) still holds a message of it, as a
+    // split's source does until its cleaning (decision 0047).
+    const address = await adaOnShard0(panel, "died");
+    const contactId = (await shard0.prepare("SELECT id FROM contacts WHERE panel_id = ? AND pk_value = ?").bind(panel.id, address).first<number>("id"))!;
+    const msgid = "jin_splitsource.send";
+    await panelData
+      .prepare(
+        `INSERT INTO journey_messages (msgid, panel_id, journey_id, instance_id, step_id, channel, contact_id, recipient, content, status, created_at, bucket)
+         VALUES (?1, ?2, 'jrn_split', 'jin_splitsource', 'send', 'email', ?3, ?4, '{}', 'sending', ?5, ?6)`,
+      )
+      .bind(msgid, panel.id, contactId, address, Date.now(), contactBucket(panel.id, address))
+      .run();
+
+    // Its send stores the copy after the erasure read the outbox; the request dies at its own
+    // shard's batch, after the home's deleted that message (and the outbox row by address).
+    const { state, files } = sendingAtBroadcastFiles(panel, async () => {
+      const raw = `To: ${address}\r\nSubject: Hi\r\n\r\nHi Ada`;
+      await env.FILES.put(outboxKey(panel.id, msgid), raw);
+      const record = { id: msgid, panelId: panel.id, channel: "email", recipient: address, sender: "shop@example.com", subject: "Hi", campaignId: null };
+      await insertOutboxRecords(panelData, [{ ...record, r2Key: outboxKey(panel.id, msgid), size: raw.length, createdAt: Date.now(), note: null, contactId }]);
+    });
+    const dying = new Proxy(shard0, {
+      get(target, name) {
+        if (name === "batch" && state.sent) return () => Promise.reject(new Error("the request died"));
+        const value = Reflect.get(target, name);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const place = { db: dying, home: panelData, others: [panelData] };
+    await expect(eraseContact(withBindings(env, { FILES: files }), place, panel.id, address, Date.now())).rejects.toThrow("the request died");
+    expect(await panelData.prepare("SELECT COUNT(*) AS n FROM journey_messages WHERE msgid = ?").bind(msgid).first<number>("n")).toBe(0);
+
+    const retried = await admin("DELETE", `/panels/${panel.id}/contacts/${encodeURIComponent(address)}`);
+    expect(retried.status).toBe(200);
+    expect(retried.body.state).toBe("done");
     await nothingNames(address);
   });
 

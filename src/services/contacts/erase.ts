@@ -5,23 +5,25 @@ import { contactReach } from "../../domain/preferences";
 import { newId } from "../../lib/random";
 import { getContactByKey } from "../../store/contacts";
 import {
+  copiesDeleted,
   eraseContactRows,
   finishErasure,
   outboxKeysOf,
   partRewritten,
   partsNaming,
+  pendingErasedCopies,
   pendingErasures,
   recipientsOf,
   uniqueidsOfContact,
   type ContactErasure,
-  type ErasedMessages,
+  type ErasedMessage,
   type ErasureTarget,
 } from "../../store/erasure";
-import { deleteOutboxRecords } from "../../store/outbox";
 import { withdrawExports } from "../../store/segment-exports";
 import type { ShardDb } from "../../store/shards";
 import { listWebhooks } from "../../store/webhooks";
-import { shardTask } from "../access/shards";
+import { panelShards } from "../access/partitions";
+import { findPanelHome, shardTask } from "../access/shards";
 import { outboxKey } from "../channels/email/outbox";
 import { eraseFromBroadcastFiles } from "./erase-broadcast-files";
 import { archiveKey, putPartObject, readPartObject } from "../retention/archive";
@@ -36,7 +38,9 @@ import { webhookDispatcher } from "../webhooks/enqueue";
  * 3. one D1 batch deletes its rows (contact, memberships, events, messages, journey instances),
  *    drops journey simulations' samples naming it and records the erasure; suppressions stay
  *    under a hash of the address or number; then the outbox's copies of the messages it deleted
- *    go by message id (a send under way stored them after step 2);
+ *    go by message id (a send under way stored them after step 2). The batch records those ids
+ *    (`erased_message_copies`) and the records go with the copies: a retry's batch reads them
+ *    back, and the cron deletes what a request that died left; the erasure is `done` only after;
  * 4. segment exports, completed or under way, which may list it, are withdrawn (files deleted);
  * 5. archived days naming it are rewritten without its events, some now and the rest by the
  *    cron (`eraseArchivedEvents`), each part once.
@@ -99,21 +103,50 @@ export async function eraseContact(env: Env, place: ErasurePlace, panelId: strin
     createdAt: now,
     finishedAt: null,
   };
-  // The other shards first: the record on the partition's shard marks the erasure as made.
-  const erased: ErasedMessages[] = [];
-  for (const shard of others) erased.push(await eraseContactRows(shard, target, null));
-  erased.push(await eraseContactRows(db, target, erasure));
+  // The other shards first: the record on the partition's shard marks the erasure as made, and
+  // records the messages they deleted with its own.
+  const recorded = new Map<ShardDb, ErasedMessage[]>();
+  for (const shard of others) recorded.set(shard, await eraseContactRows(shard, target, null, now));
+  recorded.set(db, await eraseContactRows(db, target, erasure, now, [...recorded.values()].flat()));
   // A send under way may store its copy after the outbox was read above: the copies of the
-  // messages just deleted go by id, rows then objects. The outbox keeps no copy of a message
-  // whose row it finds gone (channels/email/outbox.ts), so none comes after this.
-  const messageIds = erased.flatMap((e) => [...e.campaignIds.map((campaignId) => campaignMessageId(campaignId, contact.id)), ...e.journeyEmails]);
-  for (const shard of [db, ...others]) await deleteOutboxRecords(shard, panelId, messageIds);
-  const copies = messageIds.map((id) => outboxKey(panelId, id));
-  for (let i = 0; i < copies.length; i += 1000) await env.FILES.delete(copies.slice(i, i + 1000));
+  // messages just deleted go by id. The outbox keeps no copy of a message whose row it finds
+  // gone (channels/email/outbox.ts), so none comes after this.
+  await deleteErasedCopies(env.FILES, [home, ...others, db], panelId, contact.id, recorded);
   const exportFiles = await withdrawExports(home, panelId, "withdrawn: a contact it lists or may list was erased; export the segment again", now);
   for (let i = 0; i < exportFiles.length; i += 1000) await env.FILES.delete(exportFiles.slice(i, i + 1000));
   const { done, rewritten } = await rewriteArchive(env.FILES, db, erasure, PARTS_INLINE, now);
   return { ...erasure, state: done ? "done" : "archive", partsDone: rewritten, finishedAt: done ? now : null };
+}
+
+/** Messages the cron's sweep takes per shard and run from `erased_message_copies`. */
+const COPIES_PER_RUN = 1000;
+
+/**
+ * Deletes the outbox copies of the messages `recorded` lists, as `erased_message_copies` of the
+ * shard holds them: objects, then the rows on `shards` (the panel's, its home first, where the
+ * outbox is), each shard's records in the batch of its rows, so a record goes only once its
+ * copies are gone. Safe to repeat.
+ */
+async function deleteErasedCopies(bucket: R2Bucket, shards: readonly ShardDb[], panelId: string, contactId: number, recorded: ReadonlyMap<ShardDb, readonly ErasedMessage[]>): Promise<void> {
+  const messages = [...recorded.values()].flat();
+  if (messages.length === 0) return;
+  const ids = [...new Set(messages.map((m) => (m.kind === "campaign" ? campaignMessageId(m.message, contactId) : m.message)))];
+  const copies = ids.map((id) => outboxKey(panelId, id));
+  for (let i = 0; i < copies.length; i += 1000) await bucket.delete(copies.slice(i, i + 1000));
+  for (const shard of new Set([...shards, ...recorded.keys()])) {
+    const here = recorded.get(shard);
+    await copiesDeleted(shard, panelId, shards.includes(shard) ? ids : [], here ? { contactId, messages: here } : null);
+  }
+}
+
+/** The cron's part: the copies an erasing request that died left (their records on `db`). */
+async function sweepErasedCopies(env: Env, db: ShardDb): Promise<void> {
+  for (const { panelId, contactId, messages } of await pendingErasedCopies(db, COPIES_PER_RUN)) {
+    const found = await findPanelHome(env, panelId);
+    // A panel deleted since: its outbox rows went with it.
+    const shards = found ? panelShards(env, found.panel, found.db) : [];
+    await deleteErasedCopies(env.FILES, shards, panelId, contactId, new Map([[db, messages]]));
+  }
 }
 
 function ownsRow(erasure: ContactErasure): (row: { contact_id: number | null; uniqueid: string | null }) => boolean {
@@ -136,12 +169,13 @@ export async function rewriteArchive(bucket: R2Bucket, db: ShardDb, erasure: Con
     await partRewritten(db, erasure, part);
   }
   if (parts.length === limit) return { done: false, rewritten: parts.length };
-  await finishErasure(db, erasure.id, now);
-  return { done: true, rewritten: parts.length };
+  // Not while copies of its messages are still to delete (the cron's sweep deletes them first).
+  return { done: await finishErasure(db, erasure, now), rewritten: parts.length };
 }
 
-/** The cron sweep: on every shard, rewrites the archived days that erasures left. */
+/** The cron sweep: on every shard, deletes the outbox copies and rewrites the archived days that erasures left. */
 export const eraseArchivedEvents = shardTask("contacts.erase_archive", async (env, db, _index, now) => {
+  await sweepErasedCopies(env, db);
   for (const erasure of await pendingErasures(db, 10)) {
     if (!(await rewriteArchive(env.FILES, db, erasure, PARTS_PER_RUN, now)).done) break;
   }

@@ -106,6 +106,7 @@ export const MOVED_TABLES: readonly MovedTable[] = [
   table("sms_links", ["code"]),
   table("sms_suppressions", ["panel_id", "phone"]),
   table("contact_erasures", ["id"]),
+  table("erased_message_copies", ["panel_id", "contact_id", "kind", "message"]),
   table("audit_log", ["id"], { autoincrement: true }),
   table("contact_sends", ["panel_id", "contact_id", "channel", "at", "send_key"]),
 ];
