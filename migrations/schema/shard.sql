@@ -64,7 +64,7 @@
 -- migration 0115_rechecks_after_saves.sql
 -- migration 0116_archive_part_shard.sql
 -- migration 0117_fenced_member_deletes_uncounted.sql
--- migration 0120_erased_message_copies.sql
+-- migration 0119_erased_message_copies.sql
 
 -- table activities
 
