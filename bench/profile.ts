@@ -4,7 +4,7 @@
 // upload endpoint (named, unprefixed, ISO timestamps, Bearer key), the consumer detached; PROFILE=import: one bulk upload of
 // ROWS (200,000) rows of bench:import's file, from the call to `completed`), records a V8 CPU profile of the
 // service's isolate meanwhile, and prints the functions with the most self time and with the
-// most total time (themselves and what they call). SECONDS (default 10) of load; the raw profile is written
+// most total time (themselves and what they call); HEAP=1 adds the bytes each function allocated per unit (V8's sampling heap profiler). SECONDS (default 10) of load; the raw profile is written
 // to OUT (default: the system's tmp) for Chrome DevTools.
 import { writeFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -19,6 +19,7 @@ import { createBenchForm, startSiteverify } from "./signup-form.ts";
 const kind = process.env.PROFILE ?? "api";
 const seconds = Number(process.env.SECONDS ?? 10);
 const inspectorPort = Number(process.env.INSPECTOR_PORT ?? 9300 + Math.floor(Math.random() * 600));
+const heap = process.env.HEAP === "1";
 const out = process.env.OUT ?? join(tmpdir(), `apiv2-${kind}.cpuprofile`);
 
 interface ProfileNode {
@@ -49,6 +50,31 @@ async function connect(url: string) {
     },
     close: () => socket.close(),
   };
+}
+
+/** A node of V8's sampling heap profile: bytes allocated by the function itself (`selfSize`) at this stack. */
+interface HeapNode {
+  callFrame: ProfileNode["callFrame"];
+  selfSize: number;
+  children: HeapNode[];
+}
+
+/** HEAP=1: the functions that allocated the most bytes, per unit of work. */
+function printAllocations(head: HeapNode, units: number, unit: string): void {
+  const bySite = new Map<string, number>();
+  let total = 0;
+  const visit = (node: HeapNode) => {
+    const { functionName, url, lineNumber } = node.callFrame;
+    const name = `${functionName || "(anonymous)"} ${url.split("/").pop()}:${lineNumber + 1}`;
+    bySite.set(name, (bySite.get(name) ?? 0) + node.selfSize);
+    total += node.selfSize;
+    node.children.forEach(visit);
+  };
+  visit(head);
+  console.log(`\nallocated: ${(total / units / 1024).toFixed(1)} KiB per ${unit} (sampled); by function:`);
+  for (const [name, bytes] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.TOP ?? 40))) {
+    console.log(`${((bytes / total) * 100).toFixed(1).padStart(5)}%  ${(bytes / units).toFixed(0).padStart(7)} B  ${name}`);
+  }
 }
 
 // PROFILE=upload profiles the endpoint alone, as bench:activity's part 2b runs it: the EVENTS consumer detached.
@@ -175,10 +201,16 @@ try {
   await inspector.send("Profiler.enable");
   await inspector.send("Profiler.setSamplingInterval", { interval: 200 });
   await inspector.send("Profiler.start");
+  // HEAP=1: V8's sampling heap profiler beside it, counting what was allocated (collected or not).
+  if (heap) {
+    await inspector.send("HeapProfiler.enable");
+    await inspector.send("HeapProfiler.startSampling", { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  }
   const cpu = childCpuSeconds();
   const result = await work.run();
   await drain();
   const cpuSeconds = childCpuSeconds() - cpu;
+  const allocations = heap ? ((await inspector.send("HeapProfiler.stopSampling")) as { profile: { head: HeapNode } }).profile : undefined;
   const { profile } = (await inspector.send("Profiler.stop")) as { profile: { nodes: ProfileNode[]; startTime: number; endTime: number; samples: number[] } };
   inspector.close();
   writeFileSync(out, JSON.stringify(profile));
@@ -218,6 +250,7 @@ try {
   console.log(top(byFunction, Number(process.env.TOP ?? 40)).join("\n"));
   console.log("\ntotal time by function:");
   console.log(top(inclusive, Number(process.env.TOP ?? 40)).join("\n"));
+  if (allocations) printAllocations(allocations.head, result.requests, unit);
 } finally {
   await runtime.stop();
   siteverify?.close();
