@@ -18,7 +18,7 @@ import { gunzipText } from "../../src/lib/gzip";
 import { defineActivity, eventSettled, eventually, pipelineSettled, postActivity } from "../support/activity";
 import { listClearRedrive } from "../../src/services/lists/clear";
 import { createWebhook } from "../support/webhooks";
-import { helloPauseLater, startJourney } from "../support/journeys";
+import { countersOf, helloPauseLater, startJourney } from "../support/journeys";
 import { pushFigures, subscribeBrowserOf, webPushOn } from "../support/push";
 
 // Races between a panel's move or partition split (decisions 0031, 0047) and what its clients do
@@ -243,8 +243,8 @@ describe("list counters of a split that switched before its source was recounted
   });
 });
 
-describe("journeys' waiting figures while a split's source still holds the moved rows (decision 0047)", () => {
-  it("a journey's report counts each wait once between the switch and cleaning, and after", async () => {
+describe("a journey's figures while a split's source still holds the moved rows (decision 0047)", () => {
+  it("a journey's counters and its report count each instance and wait once between the switch and cleaning, and after", async () => {
     const panel = await createPanel();
     const api = apiFor(panel);
     const cart = await defineActivity(panel, "add_to_cart");
@@ -258,22 +258,27 @@ describe("journeys' waiting figures while a split's source still holds the moved
       expect(posted.status).toBe(200);
       await eventSettled(panel.id, posted.body.guid, [panelData, shard0]);
     };
-    const waiting = async () => ({ report: (await admin("GET", `${journey.path}/report`)).body.steps.pause.waiting });
+    // The journey's counters (its page, the canvas's figures) and its report.
+    const figures = async () => {
+      const { entered, active, steps } = await countersOf(journey);
+      return { entered, active, acted: steps.hello.acted, waiting: steps.pause.waiting, report: (await admin("GET", `${journey.path}/report`)).body.steps.pause.waiting };
+    };
+    const each = (n: number) => ({ entered: n, active: n, acted: n, waiting: n, report: n });
     for (const key of keys) await enter(key);
-    expect(await waiting()).toEqual({ report: keys.length });
+    expect(await figures()).toEqual(each(keys.length));
 
     const split = await recordedSplit(panel.id);
     expect(await split.step()).toEqual({ next: "now" });
     expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
-    expect(await waiting()).toEqual({ report: keys.length });
+    expect(await figures()).toEqual(each(keys.length));
     // A contact entering on the target, one on the source: each counted once.
     for (const key of fresh) await enter(key);
     const all = keys.length + fresh.length;
-    expect(await waiting()).toEqual({ report: all });
+    expect(await figures()).toEqual(each(all));
 
     split.settle();
     expect(await split.step()).toEqual({ next: "none" });
-    expect(await waiting()).toEqual({ report: all });
+    expect(await figures()).toEqual(each(all));
   });
 });
 
