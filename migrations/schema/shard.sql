@@ -64,6 +64,7 @@
 -- migration 0115_rechecks_after_saves.sql
 -- migration 0116_archive_part_shard.sql
 -- migration 0117_fenced_member_deletes_uncounted.sql
+-- migration 0118_fenced_gauge_deletes_uncounted.sql
 -- migration 0119_erased_message_copies.sql
 
 -- table activities
@@ -927,6 +928,8 @@ END;
 CREATE TRIGGER journey_step_point_gone AFTER DELETE ON journey_points
 WHEN NOT EXISTS (SELECT 1 FROM panels_in_transit WHERE panel_id = OLD.panel_id)
   AND (OLD.kind <> 'start' AND OLD.outcome IS NULL)
+  AND NOT EXISTS (SELECT 1 FROM panels_in_transit f WHERE f.panel_id >= OLD.panel_id || '/fence/' AND f.panel_id < OLD.panel_id || '/fence0'
+    AND OLD.bucket BETWEEN CAST(substr(f.panel_id, length(OLD.panel_id) + 8, 4) AS INTEGER) AND CAST(substr(f.panel_id, length(OLD.panel_id) + 13, 4) AS INTEGER))
 BEGIN
   UPDATE journey_step_waiting SET waiting = waiting - 1 WHERE journey_id = OLD.journey_id AND step_id = OLD.step_id;
 END;
@@ -1341,6 +1344,8 @@ END;
 
 CREATE TRIGGER push_subscriptions_count_out AFTER DELETE ON push_subscriptions
 WHEN NOT EXISTS (SELECT 1 FROM panels_in_transit WHERE panel_id = OLD.panel_id)
+  AND NOT EXISTS (SELECT 1 FROM panels_in_transit f WHERE f.panel_id >= OLD.panel_id || '/fence/' AND f.panel_id < OLD.panel_id || '/fence0'
+    AND OLD.bucket BETWEEN CAST(substr(f.panel_id, length(OLD.panel_id) + 8, 4) AS INTEGER) AND CAST(substr(f.panel_id, length(OLD.panel_id) + 13, 4) AS INTEGER))
 BEGIN
   UPDATE push_counts SET n = n - 1 WHERE panel_id = OLD.panel_id AND kind = OLD.kind;
 END;

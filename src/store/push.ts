@@ -150,17 +150,20 @@ export async function countPushSubscriptions(db: ShardDb, panelId: string): Prom
 }
 
 /**
- * Sets the panel's push counters on `db` to the subscriptions it holds: for the shard that took
- * a partition in transit (a split, decision 0047), whose triggers counted none of the rows
- * copied then (as recountMembersStatement does for the list counters). A background step's
- * statement over the panel's rows there, never a request's.
+ * Sets the panel's push counters on `db` to the subscriptions it holds, or with `leaving` to those
+ * outside those buckets, as recountMembersStatement does for the list counters: without it for
+ * the shard that took a partition in transit (a split, decision 0047), whose triggers counted
+ * none of the rows copied then; with it for the shard the partition left, from the switch until
+ * cleaning has deleted its copies of the moved devices (their deletes count nothing, shard
+ * migration 0118). A background step's statement over the panel's rows there, never a request's.
  */
-export function recountPushStatement(db: ShardDb, panelId: string): D1PreparedStatement {
+export function recountPushStatement(db: ShardDb, panelId: string, leaving?: { first: number; last: number }): D1PreparedStatement {
   return db
     .prepare(
       `INSERT INTO push_counts (panel_id, kind, n)
-       SELECT ?1, k.value, (SELECT COUNT(*) FROM push_subscriptions s WHERE s.panel_id = ?1 AND s.kind = k.value) FROM json_each('["web","app"]') k WHERE true
+       SELECT ?1, k.value, (SELECT COUNT(*) FROM push_subscriptions s WHERE s.panel_id = ?1 AND s.kind = k.value AND (?2 IS NULL OR s.bucket NOT BETWEEN ?2 AND ?3))
+       FROM json_each('["web","app"]') k WHERE true
        ON CONFLICT (panel_id, kind) DO UPDATE SET n = excluded.n`,
     )
-    .bind(panelId);
+    .bind(panelId, leaving?.first ?? null, leaving?.last ?? null);
 }

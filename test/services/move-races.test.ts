@@ -4,7 +4,7 @@ import { contactBucket } from "../../src/domain/partitions";
 import { estimateAudience } from "../../src/services/broadcasts/audience-estimate";
 import { MOVE_TUNING, runMoveStep, type MoveTuning } from "../../src/services/panels/move";
 import { getPanelMove, insertPanelMove } from "../../src/store/panel-moves";
-import { admin, ADMIN_TOKEN, apiFor, BASE, call, fetchWith, jobFinished, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
+import { admin, ADMIN_TOKEN, apiFor, BASE, call, createPanel, fetchWith, jobFinished, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
 import { getPanel } from "../../src/store/panels";
 import { getSegment } from "../../src/store/segments";
 import { panelOwningShards } from "../../src/services/access/partitions";
@@ -15,9 +15,11 @@ import { membersOn, panelWithList, shard0 } from "../support/partitions";
 import { recordEvents } from "../../src/services/pipeline/record";
 import { archivePanel, resumeArchiveParts } from "../../src/services/retention/archive";
 import { gunzipText } from "../../src/lib/gzip";
-import { eventually, pipelineSettled } from "../support/activity";
+import { defineActivity, eventSettled, eventually, pipelineSettled, postActivity } from "../support/activity";
 import { listClearRedrive } from "../../src/services/lists/clear";
 import { createWebhook } from "../support/webhooks";
+import { countersOf, helloPauseLater, startJourney } from "../support/journeys";
+import { pushFigures, subscribeBrowserOf, webPushOn } from "../support/push";
 
 // Races between a panel's move or partition split (decisions 0031, 0047) and what its clients do
 // meanwhile: each test lands a client's act between the move's steps and checks what a user
@@ -238,6 +240,73 @@ describe("list counters of a split that switched before its source was recounted
     split.settle();
     expect(await split.step()).toEqual({ next: "none" });
     expect((await api("lists", "getall")).body.lists.map((l: { count: number }) => l.count)).toEqual([keys.length]);
+  });
+});
+
+describe("a journey's figures while a split's source still holds the moved rows (decision 0047)", () => {
+  it("a journey's counters and its report count each instance and wait once between the switch and cleaning, and after", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    const cart = await defineActivity(panel, "add_to_cart");
+    const hook = await createWebhook(panel);
+    const journey = await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, steps: helloPauseLater(hook.id) });
+    const [keys, fresh] = [keysOnBothSides("waiter", 6)(panel.id), keysOnBothSides("waiternew", 2)(panel.id)];
+    // The contact added, then its activity until the pipeline is done with it on the contact's shard.
+    const enter = async (key: string) => {
+      expect((await api("contact", "add", { data: { EMAIL: key } })).status).toBe(200);
+      const posted = await postActivity(panel.clientId, { activityid: cart, identity: key });
+      expect(posted.status).toBe(200);
+      await eventSettled(panel.id, posted.body.guid, [panelData, shard0]);
+    };
+    // The journey's counters (its page, the canvas's figures) and its report.
+    const figures = async () => {
+      const { entered, active, steps } = await countersOf(journey);
+      return { entered, active, acted: steps.hello.acted, waiting: steps.pause.waiting, report: (await admin("GET", `${journey.path}/report`)).body.steps.pause.waiting };
+    };
+    const each = (n: number) => ({ entered: n, active: n, acted: n, waiting: n, report: n });
+    for (const key of keys) await enter(key);
+    expect(await figures()).toEqual(each(keys.length));
+
+    const split = await recordedSplit(panel.id);
+    expect(await split.step()).toEqual({ next: "now" });
+    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    expect(await figures()).toEqual(each(keys.length));
+    // A contact entering on the target, one on the source: each counted once.
+    for (const key of fresh) await enter(key);
+    const all = keys.length + fresh.length;
+    expect(await figures()).toEqual(each(all));
+
+    split.settle();
+    expect(await split.step()).toEqual({ next: "none" });
+    expect(await figures()).toEqual(each(all));
+  });
+});
+
+describe("push counters while a split's source still holds the moved rows (decision 0047)", () => {
+  it("the push screen counts each browser once between the switch and cleaning, and after", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    await webPushOn(panel);
+    const [keys, fresh] = [keysOnBothSides("device", 6)(panel.id), keysOnBothSides("devicenew", 2)(panel.id)];
+    const subscribe = async (key: string) => {
+      expect((await api("contact", "add", { data: { EMAIL: key } })).status).toBe(200);
+      expect(await subscribeBrowserOf(panel, `https://push.example.net/races/${key}`, key)).toBe(200);
+    };
+    for (const key of keys) await subscribe(key);
+    expect(await pushFigures(panel)).toEqual([keys.length, 0]);
+
+    const split = await recordedSplit(panel.id);
+    expect(await split.step()).toEqual({ next: "now" });
+    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    expect(await pushFigures(panel)).toEqual([keys.length, 0]);
+    // A browser subscribing on the target, one on the source: each counted once.
+    for (const key of fresh) await subscribe(key);
+    const all = keys.length + fresh.length;
+    expect(await pushFigures(panel)).toEqual([all, 0]);
+
+    split.settle();
+    expect(await split.step()).toEqual({ next: "none" });
+    expect(await pushFigures(panel)).toEqual([all, 0]);
   });
 });
 

@@ -1,5 +1,6 @@
 import { expect } from "vitest";
 import { admin, call, panelSnapshot, type TestPanel, panelData } from "./helpers";
+import type { ShardDb } from "../../src/store/shards";
 
 /** Defines an activity in the panel through the admin API; returns its activityid. */
 export async function defineActivity(panel: TestPanel, name: string, params: Record<string, unknown> = {}): Promise<string> {
@@ -104,14 +105,16 @@ export async function pipelineSettled(panelId: string, timeoutMs?: number): Prom
   }, timeoutMs);
 }
 
-/** Waits until the event with `guid` is a row and the pipeline is done with it. */
-export async function eventSettled(panelId: string, guid: string): Promise<void> {
+/** Waits until the event with `guid` is a row on one of `dbs` (the panel's shards; the home by default) and the pipeline is done with it. */
+export async function eventSettled(panelId: string, guid: string, dbs: readonly ShardDb[] = [panelData]): Promise<void> {
   await eventually(async () => {
-    const row = await panelData.prepare(
-      "SELECT (SELECT b.state FROM event_batches b WHERE b.id = e.batch_id) AS batch_state FROM events e WHERE e.panel_id = ? AND e.guid = ?",
-    )
-      .bind(panelId, guid)
-      .first<{ batch_state: string | null }>();
-    return row && row.batch_state === null ? true : undefined;
+    for (const db of dbs) {
+      const row = await db
+        .prepare("SELECT (SELECT b.state FROM event_batches b WHERE b.id = e.batch_id) AS batch_state FROM events e WHERE e.panel_id = ? AND e.guid = ?")
+        .bind(panelId, guid)
+        .first<{ batch_state: string | null }>();
+      if (row && row.batch_state === null) return true;
+    }
+    return undefined;
   });
 }

@@ -1,4 +1,4 @@
-import { mergedPage, panelShards } from "../access/partitions";
+import { mergedPage, panelOwningShards, panelShards } from "../access/partitions";
 import type { JourneyPanel } from "./mirror";
 import { getJourney, listJourneys, type Journey } from "../../store/journeys/definitions";
 import { journeyCounters, type JourneyCounters } from "../../store/journeys/instances";
@@ -9,11 +9,12 @@ import { compareStoredText } from "../../store/sql";
 
 /**
  * A journey's counters over the panel's shards (decision 0038 step 6): the home's (`db`) and
- * each partition shard's, where its contacts' instances are, summed; one batch a shard. A
- * panel without a map: the home's alone, as before.
+ * each partition shard's, where its contacts' instances are, summed; one batch a shard, each
+ * kept to the buckets the map gives it (a split's source holds copies of the moved rows until
+ * cleaning, decision 0047). A panel without a map: the home's alone, as before.
  */
 export async function countersAcross(env: Env, db: ShardDb, panel: JourneyPanel, journeyId: string): Promise<JourneyCounters> {
-  const each = await Promise.all(panelShards(env, panel, db).map((shard) => journeyCounters(shard, panel.id, journeyId)));
+  const each = await Promise.all(panelOwningShards(env, panel, db).map((shard) => journeyCounters(shard.db, panel.id, journeyId, shard.buckets)));
   return each.reduce(addCounters);
 }
 

@@ -86,9 +86,10 @@ import { carryCampaignsToTarget, nudgeMovedCampaigns, settleSplitSource, type Sp
  * panel's configuration is mirrored onto the target first (decision 0041) and refreshed before
  * each catch-up, the fence refuses writes to the moving buckets only, the switch splits the
  * partition in the map, and the old rows are deleted with the shard's triggers acting (the
- * source keeps serving its other buckets, and its list counters and waiting gauges lose the
- * members and waits that left; the exits this logs in its segments' history are removed, and
- * its stored figures are counted again).
+ * source keeps serving its other buckets; its list counters, waiting gauges and push counters
+ * lost the members, waits and devices that left at the switch, and the fenced deletes count
+ * nothing; the exits this logs in its segments' history are removed, and its stored figures are
+ * counted again).
  */
 
 export interface MoveTuning {
@@ -525,15 +526,21 @@ async function recountMembers(step: Step): Promise<void> {
 
 /**
  * The source's figures lose the moved rows at the switch, not as cleaning deletes them: its list
- * rows are recounted without the moved buckets (the fenced deletes that follow count nothing,
- * shard migration 0117), and its stored figures are made due, which housekeeping leaves alone
- * while the fence stands (countStep), so a request past the cap reads a floor until cleaning
- * rather than the moved rows on both shards. Safe to repeat (a step that died after the switch).
+ * rows, its journeys' waiting gauges and its push counters are recounted without the moved
+ * buckets (the fenced deletes that follow count nothing, shard migrations 0117 and 0118), and its
+ * stored figures are made due, which housekeeping leaves alone while the fence stands
+ * (countStep), so a request past the cap reads a floor until cleaning rather than the moved rows
+ * on both shards. Safe to repeat (a step that died after the switch).
  */
 async function uncountMovedOnSource(step: Step): Promise<void> {
   const { source, move } = step;
   if (!move.buckets) return;
-  await source.batch([recountMembersStatement(source, move.panelId, move.buckets), forgetStoredStatement(source, move.panelId)]);
+  await source.batch([
+    recountMembersStatement(source, move.panelId, move.buckets),
+    ...recountWaitingStatements(source, move.panelId, move.buckets),
+    recountPushStatement(source, move.panelId, move.buckets),
+    forgetStoredStatement(source, move.panelId),
+  ]);
 }
 
 async function clean(step: Step): Promise<MoveStepOutcome> {
@@ -558,8 +565,9 @@ async function clean(step: Step): Promise<MoveStepOutcome> {
   const panel = move.buckets ? await getPanel(step.env.DB, move.panelId) : null;
   if (panel) await resyncMirrors(step.env, panel, step.now());
   // Its stored figures still count the rows that left: counted again by the refresh. Its list
-  // counts are recounted again (exact now): a split that switched before the switch recounted
-  // them (shard migration 0117 deployed meanwhile) would keep the moved members counted.
+  // counts, waiting gauges and push counters are recounted again (exact now): a split that
+  // switched before the switch recounted them (shard migrations 0117, 0118 deployed meanwhile)
+  // would keep the moved rows counted.
   await uncountMovedOnSource(step);
   await liftFence(source, move.panelId);
   await forgetChanges(source, move.panelId);

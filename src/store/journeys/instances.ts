@@ -1,4 +1,6 @@
 import type { ShardDb } from "../shards";
+import type { BucketRanges } from "../../domain/partitions";
+import { inBucketRanges } from "../sql";
 // Journey instances (a contact's way through a journey), the steps they ran, and their counts.
 
 export interface Entry {
@@ -115,18 +117,32 @@ export interface JourneyCounters {
   steps: Record<string, { acted: number; waiting: number }>;
 }
 
-export async function journeyCounters(db: ShardDb, panelId: string, journeyId: string): Promise<JourneyCounters> {
+/**
+ * The journey's counters from the rows this shard holds; with `buckets`, from those in them (the
+ * shard's in the panel's map: between a split's switch and its cleaning the source still holds
+ * copies of the moved instances, points and step runs, which the target counts; decision 0047).
+ * What housekeeping pruned is an aggregate of the shard that counted it, read whole.
+ */
+export async function journeyCounters(db: ShardDb, panelId: string, journeyId: string, buckets: BucketRanges | null = null): Promise<JourneyCounters> {
+  const owned = (bucket: string) => (buckets ? ` AND ${inBucketRanges(bucket, "?3")}` : "");
+  const ranges = buckets ? [JSON.stringify(buckets)] : [];
   const [instances, runs, waiting, pruned, prunedRuns, conversions] = await db.batch<Record<string, unknown>>([
-    db.prepare("SELECT status, COUNT(*) AS n FROM journey_instances WHERE panel_id = ? AND journey_id = ? GROUP BY status").bind(panelId, journeyId),
-    db.prepare("SELECT step_id, COUNT(*) AS n FROM journey_step_runs WHERE journey_id = ? AND journey_id IN (SELECT id FROM journeys WHERE panel_id = ?) GROUP BY step_id").bind(journeyId, panelId),
+    db.prepare(`SELECT status, COUNT(*) AS n FROM journey_instances WHERE panel_id = ?1 AND journey_id = ?2${owned("bucket")} GROUP BY status`).bind(panelId, journeyId, ...ranges),
     db
-      .prepare("SELECT step_id, COUNT(*) AS n FROM journey_points WHERE panel_id = ? AND journey_id = ? AND outcome IS NULL AND kind != 'start' GROUP BY step_id")
-      .bind(panelId, journeyId),
+      .prepare(
+        `SELECT step_id, COUNT(*) AS n FROM journey_step_runs r WHERE journey_id = ?2 AND journey_id IN (SELECT id FROM journeys WHERE panel_id = ?1)${
+          buckets ? ` AND EXISTS (SELECT 1 FROM journey_instances i WHERE i.id = r.instance_id${owned("i.bucket")})` : ""
+        } GROUP BY step_id`,
+      )
+      .bind(panelId, journeyId, ...ranges),
+    db
+      .prepare(`SELECT step_id, COUNT(*) AS n FROM journey_points WHERE panel_id = ?1 AND journey_id = ?2 AND outcome IS NULL AND kind != 'start'${owned("bucket")} GROUP BY step_id`)
+      .bind(panelId, journeyId, ...ranges),
     // What housekeeping pruned, counted when it went (migration 0065).
     db.prepare("SELECT COALESCE(SUM(completed), 0) AS completed, COALESCE(SUM(exited), 0) AS exited FROM journey_pruned WHERE journey_id = ?2 AND panel_id = ?1").bind(panelId, journeyId),
     db.prepare("SELECT step_id, acted AS n FROM journey_pruned_steps WHERE journey_id = ?2 AND panel_id = ?1").bind(panelId, journeyId),
     // Kept when their instances are pruned (migration 0082).
-    db.prepare("SELECT COUNT(*) AS n FROM journey_conversions WHERE journey_id = ?2 AND panel_id = ?1").bind(panelId, journeyId),
+    db.prepare(`SELECT COUNT(*) AS n FROM journey_conversions WHERE journey_id = ?2 AND panel_id = ?1${owned("bucket")}`).bind(panelId, journeyId, ...ranges),
   ]);
   const counters: JourneyCounters = { entered: 0, active: 0, completed: 0, exited: 0, converted: (conversions!.results[0] as { n: number }).n, steps: {} };
   for (const row of instances!.results as Array<{ status: "active" | "completed" | "exited"; n: number }>) {

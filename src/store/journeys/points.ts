@@ -270,19 +270,24 @@ export function finishPointStatements(db: ShardDb, point: JourneyPoint, now: num
 
 /**
  * Sets the panel's waiting gauges on `db` (journey_step_waiting) to the unresolved waits and
- * delays `db` holds: for a shard that took a partition's points in transit (a split, decision
- * 0047), whose triggers counted none of them, so that their ending there would take the gauge
- * below zero. One batch (a transaction), exact whenever it runs once the shard's triggers count.
+ * delays `db` holds, or with `leaving` to those outside those buckets. Without it: for a shard
+ * that took a partition's points in transit (a split, decision 0047), whose triggers counted none
+ * of them, so that their ending there would take the gauge below zero. With it: for the shard the
+ * split's partition left, from its switch, while it still holds its copies of the moved waits
+ * until cleaning; their deletes then count nothing (shard migration 0118), so a journey's report
+ * summed over the shards counts each wait once throughout. One batch (a transaction), exact
+ * whenever it runs once the shard's triggers count.
  */
-export function recountWaitingStatements(db: ShardDb, panelId: string): D1PreparedStatement[] {
+export function recountWaitingStatements(db: ShardDb, panelId: string, leaving?: { first: number; last: number }): D1PreparedStatement[] {
   return [
     db.prepare("UPDATE journey_step_waiting SET waiting = 0 WHERE panel_id = ?1").bind(panelId),
     db
       .prepare(
         `INSERT INTO journey_step_waiting (journey_id, step_id, panel_id, waiting)
-         SELECT journey_id, step_id, panel_id, COUNT(*) FROM journey_points WHERE panel_id = ?1 AND kind <> 'start' AND outcome IS NULL GROUP BY journey_id, step_id
+         SELECT journey_id, step_id, panel_id, COUNT(*) FROM journey_points
+         WHERE panel_id = ?1 AND kind <> 'start' AND outcome IS NULL AND (?2 IS NULL OR bucket NOT BETWEEN ?2 AND ?3) GROUP BY journey_id, step_id
          ON CONFLICT (journey_id, step_id) DO UPDATE SET waiting = excluded.waiting`,
       )
-      .bind(panelId),
+      .bind(panelId, leaving?.first ?? null, leaving?.last ?? null),
   ];
 }
