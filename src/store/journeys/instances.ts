@@ -70,6 +70,15 @@ export async function instancesGoing(db: ShardDb, panelId: string, instanceIds: 
 }
 
 /**
+ * SQL true while the instance whose id is bound at `idParam` (e.g. "?1") has not exited (its goal
+ * or a stop): the writes of a continuation, a message or a split entry take it as their condition,
+ * so a goal or stop landing between the reads and the writes records nothing for the instance.
+ */
+export function instanceStays(idParam: string): string {
+  return `NOT EXISTS (SELECT 1 FROM journey_instances WHERE id = ${idParam} AND status = 'exited')`;
+}
+
+/**
  * A step's run, recorded only while its instance has not exited (read by primary key in the
  * insert): a goal or stop landing between a continuation's reads and its writes counts no step
  * the instance walked only on paper.
@@ -78,7 +87,7 @@ export function stepRunStatement(db: ShardDb, instanceId: string, stepId: string
   return db
     .prepare(
       `INSERT OR IGNORE INTO journey_step_runs (instance_id, step_id, journey_id, result, at)
-       SELECT ?1, ?2, ?3, ?4, ?5 WHERE NOT EXISTS (SELECT 1 FROM journey_instances WHERE id = ?1 AND status = 'exited')`,
+       SELECT ?1, ?2, ?3, ?4, ?5 WHERE ${instanceStays("?1")}`,
     )
     .bind(instanceId, stepId, journeyId, result, now);
 }

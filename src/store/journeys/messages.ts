@@ -1,4 +1,5 @@
 import type { ShardDb } from "../shards";
+import { instanceStays } from "./instances";
 import { JOURNEY_LEFT_SKIP, JOURNEY_STOPPED_SKIP } from "../../domain/send-skips";
 // Messages journeys send (email, and sms, apn, bpn through the outbox channel), keyed by msgid.
 
@@ -63,7 +64,7 @@ const CONTACT_HERE = "(?7 IS NULL OR EXISTS (SELECT 1 FROM contacts WHERE id = ?
  * message would then be recorded (the outbox's SMS or push, as sent) for a contact who left,
  * or a journey email claimed and sent.
  */
-const INSTANCE_STAYS = "NOT EXISTS (SELECT 1 FROM journey_instances WHERE id = ?4 AND status = 'exited')";
+const INSTANCE_STAYS = instanceStays("?4");
 
 export function insertMessageStatement(db: ShardDb, m: JourneyMessage): D1PreparedStatement {
   return db

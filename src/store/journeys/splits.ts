@@ -1,5 +1,6 @@
 import type { SplitEntryGoal } from "../../domain/journey-walk";
 import type { ShardDb } from "../shards";
+import { instanceStays } from "./instances";
 // A/B split entries and journey goal conversions (migration 0082, decision 0042).
 
 export interface SplitEntry {
@@ -22,7 +23,7 @@ export function insertSplitEntryStatement(db: ShardDb, e: SplitEntry, now: numbe
     .prepare(
       `INSERT OR IGNORE INTO journey_split_entries (instance_id, step_id, panel_id, journey_id, contact_id, branch, at, goal_kind, goal_key, goal_until, bucket)
        SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, COALESCE((SELECT bucket FROM journey_instances WHERE id = ?1), 0)
-       WHERE NOT EXISTS (SELECT 1 FROM journey_instances WHERE id = ?1 AND status = 'exited')`,
+       WHERE ${instanceStays("?1")}`,
     )
     .bind(
       e.instanceId,
