@@ -450,8 +450,7 @@ async function afterSwitch(step: Step, switchedAt: number, pauseMs: number | nul
     // with its message or contact; copied again at a cleaning step, it could take back a lift
     // made on the target meanwhile.
     await copyStops(source, target, move.panelId, tuning.pageRows);
-    // A writer holding the map from before the switch copies a home stop to the old shards only;
-    // and the source's stops (the home's now, when the split's target is the home) reach its other shards (decision 0061).
+    // A writer holding the map from before the switch copies a home stop to the old shards only (decision 0061).
     await scheduleStopCopies(step.env, move.panelId, step.now());
     // The archive's index of the moved contacts' days archived on the source: their erasure there rewrites them.
     await copyArchiveOwners(source, target, move.panelId, tuning.pageRows);
