@@ -30,6 +30,11 @@ export async function saveStopCopyPass(db: ControlDb, panelId: string, cursor: s
   await db.prepare("UPDATE stop_copy_passes SET cursor = ?2, due_at = ?3, updated_at = ?4 WHERE panel_id = ?1").bind(panelId, cursor, dueAt, now).run();
 }
 
+/** The panel's pass, where it stands, due again at `dueAt` instead (a run of it failed). */
+export async function postponeStopCopyPass(db: ControlDb, panelId: string, dueAt: number, now: number): Promise<void> {
+  await db.prepare("UPDATE stop_copy_passes SET due_at = ?2, updated_at = ?3 WHERE panel_id = ?1").bind(panelId, dueAt, now).run();
+}
+
 /** A pass from the beginning due at `dueAt`, whether or not one was due or under way (a new map changes what it copies). */
 export async function startStopCopyPass(db: ControlDb, panelId: string, dueAt: number, now: number): Promise<void> {
   await db

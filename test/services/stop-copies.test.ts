@@ -104,6 +104,24 @@ describe("stops a partitioned panel's shards lack, copied by the cron", () => {
   });
 });
 
+describe("a pass that fails", () => {
+  it("waits five minutes where it stood, and the shard's next due pass runs meanwhile", async () => {
+    const [broken, next] = [await createPanel(), await createPanel()];
+    for (const panel of [broken, next]) expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
+    await stopOn(panelData, next.id, "next@example.com", "unsubscribe");
+    const passOf = (panelId: string) => env.DB.prepare("SELECT cursor, due_at FROM stop_copy_passes WHERE panel_id = ?").bind(panelId).first<{ cursor: string | null; due_at: number }>();
+    // A cursor no run can read: the broken panel's pass fails each time it is taken up.
+    await env.DB.prepare("UPDATE stop_copy_passes SET cursor = '{', due_at = 0 WHERE panel_id = ?").bind(broken.id).run();
+    await env.DB.prepare("UPDATE stop_copy_passes SET due_at = 1 WHERE panel_id = ?").bind(next.id).run();
+
+    const now = Date.now();
+    await runCron(now, [stopCopiesTask]);
+    expect(await passOf(broken.id)).toEqual({ cursor: "{", due_at: now + 5 * 60_000 });
+    expect(await emailStopsOn(shard0, next.id)).toEqual(["next@example.com unsubscribe"]);
+    expect((await passOf(next.id))?.cursor).toBeNull();
+  });
+});
+
 describe("a page of stop copies", () => {
   it("a stop lifted on every shard while its page is copied is taken off the target again; a stop the target holds itself stays", async () => {
     const panel = await createPanel();

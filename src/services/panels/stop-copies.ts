@@ -1,7 +1,7 @@
 import type { Key } from "../../store/panel-move/rows";
 import { copyStopPage, type StopTable } from "../../store/panel-move/stops";
 import { getPanel, type Panel } from "../../store/panels";
-import { dropStopCopyPass, dueStopCopyPass, saveStopCopyPass, type StopCopyPass } from "../../store/stop-copy-passes";
+import { dropStopCopyPass, dueStopCopyPass, postponeStopCopyPass, saveStopCopyPass, type StopCopyPass } from "../../store/stop-copy-passes";
 import { panelShardPlaces, type PanelShard } from "../access/partitions";
 import { shardTask } from "../access/shards";
 
@@ -28,6 +28,8 @@ const PAGE_ROWS = 500;
 export const STOP_COPY_ROWS_PER_RUN = 5_000;
 /** A finished pass is due again after this (a safety net: every known gap is marked when it opens). */
 export const STOP_COPY_PASS_EVERY_MS = 7 * 86_400_000;
+/** A pass whose run failed (a shard not answering, a split's fence) waits this long, so the shard's other due passes are not held behind it. */
+const RETRY_AFTER_MS = 5 * 60_000;
 
 /** One part of a pass: the stops of `table` on shard `source`. */
 interface Step {
@@ -90,14 +92,25 @@ async function runPass(env: Env, pass: StopCopyPass, shard: number, budget: numb
 
 /**
  * The cron's share on shard `index`: the due passes of panels homed there, one after another,
- * until STOP_COPY_ROWS_PER_RUN stops are read. One control read when none is due.
+ * until STOP_COPY_ROWS_PER_RUN stops are read; one that fails waits RETRY_AFTER_MS while the
+ * others run. One control read when none is due.
  */
 export async function copyStopsInTurn(env: Env, index: number, now: number): Promise<void> {
+  const failures: unknown[] = [];
   for (let budget = STOP_COPY_ROWS_PER_RUN; budget > 0; ) {
     const pass = await dueStopCopyPass(env.DB, index, now);
-    if (!pass) return;
-    budget -= await runPass(env, pass, index, budget, now);
+    if (!pass) break;
+    try {
+      budget -= await runPass(env, pass, index, budget, now);
+    } catch (error) {
+      // It goes on later from where its last run saved it; a failure costs a page of the budget, so a shard down fails a few passes a run.
+      await postponeStopCopyPass(env.DB, pass.panelId, now + RETRY_AFTER_MS, now);
+      failures.push(error);
+      budget -= PAGE_ROWS;
+    }
   }
+  // The task logs it.
+  if (failures.length) throw failures[0];
 }
 
 /** Per shard, every minute: copyStopsInTurn. */
