@@ -92,6 +92,7 @@ const ISOLATED = [
   "test/services/retention/contact-buckets.test.ts",
   "test/services/segments/panel-segments.test.ts",
   "test/services/shards.test.ts",
+  "test/services/stop-copies.test.ts",
   "test/services/storage-retention.test.ts",
   "test/services/webhooks/failures.test.ts",
   "test/services/webhooks/replay.test.ts",

@@ -38,6 +38,7 @@
 -- migration 0074_panel_alert_subscriptions.sql
 -- migration 0075_partition_moves.sql
 -- migration 0076_push_device_bucket_refill.sql
+-- migration 0077_stop_copy_passes.sql
 
 -- table activities
 
@@ -839,6 +840,20 @@ CREATE TABLE signup_form_directory (
 );
 
 CREATE INDEX signup_form_directory_panel ON signup_form_directory (panel_id);
+
+-- table stop_copy_passes
+
+CREATE TABLE stop_copy_passes (
+  panel_id   TEXT PRIMARY KEY REFERENCES panels(id),
+  -- When the cron's next run takes the pass up (on again at once while under way).
+  due_at     INTEGER NOT NULL,
+  -- JSON: the stop table and the source shard being copied and the last key copied; NULL: the
+  -- pass starts from its beginning.
+  cursor     TEXT,
+  updated_at INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE INDEX stop_copy_passes_due ON stop_copy_passes (due_at);
 
 -- table tracking_domains
 

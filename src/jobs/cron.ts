@@ -20,6 +20,7 @@ import { recheckSenderDomainsTask } from "../services/channels/email/sender-doma
 import { contactCountsCron } from "../services/overview/history";
 import { listClearRedrive } from "../services/lists/clear";
 import { mirrorResyncTask } from "../services/panels/mirror-resync";
+import { stopCopiesTask } from "../services/panels/stop-copies";
 import { controlAlertsTask, shardAlertsTask } from "../services/operations/alerts";
 import { recordTick } from "../services/operations/ticks";
 import { replayRedrive } from "../services/replays/replays";
@@ -48,6 +49,7 @@ export const CRON_TASKS: CronTask[] = [
   eraseArchivedEvents,
   housekeeping,
   mirrorResyncTask,
+  stopCopiesTask,
   recheckSenderDomainsTask,
   contactCountsCron,
   controlAlertsTask,

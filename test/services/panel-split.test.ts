@@ -21,7 +21,9 @@ import { recordBounce } from "../../src/services/broadcasts/engagement";
 import { TrackingSigner } from "../../src/services/channels/email/tracking";
 import { setJourneyStatus } from "../../src/services/journeys/set-status";
 import { campaign, outbox, waitForCampaign } from "../support/broadcasts";
-import { collectingQueue, withBindings, type CollectingQueue } from "../support/cron";
+import { collectingQueue, runCron, withBindings, type CollectingQueue } from "../support/cron";
+import { stopCopiesTask } from "../../src/services/panels/stop-copies";
+import { STOP_COPIES_AFTER_MAP_MS } from "../../src/services/access/partitions";
 import { handleQueue } from "../../src/jobs/queues";
 import { readMoveNudge } from "../../src/services/panels/move";
 import { decideDueAbTests } from "../../src/services/broadcasts/ab-decision";
@@ -868,6 +870,23 @@ describe("stops of moved contacts (decision 0047)", () => {
     });
     expect(settled).toEqual([[`${mover} skipped`, `${other} sent`].sort(), [`${stayer} skipped`]]);
   }, 120_000);
+
+  it("a stop the home records after the switch on the old map's shards alone (a writer holding the map from before) reaches the target with the cron's pass once the map has settled (decision 0061)", async () => {
+    const { panel, keys } = await readersPanel((id) => sideKeys(id, "late-stop", true, 1));
+    const [mover] = keys as [string];
+    const split = await recordedSplit(panel.id, "late-stop");
+    expect(await split.step()).toEqual({ next: "now" });
+    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    // Written as a writer that read the directory before the switch writes it: on the home alone.
+    await panelData.prepare("INSERT INTO email_suppressions (panel_id, address, reason, created_at) VALUES (?, ?, 'complaint', ?)").bind(panel.id, mover, Date.now()).run();
+    const stopsOn0 = () => textsOn(shard0, "SELECT address || ' ' || reason FROM email_suppressions WHERE panel_id = ?", panel.id);
+    await runCron(split.now(), [stopCopiesTask]);
+    expect(await stopsOn0()).toEqual([]);
+    await runCron(split.now() + STOP_COPIES_AFTER_MAP_MS, [stopCopiesTask]);
+    expect(await stopsOn0()).toEqual([`${mover} complaint`]);
+    const counted = await admin("POST", `/panels/${panel.id}/segments/count`, { match: { all: [{ reachable: "email" }] } });
+    expect([counted.status, counted.body.count]).toEqual([200, 0]);
+  });
 });
 
 describe("a split while a campaign of the panel sends or is paused (decision 0047, campaigns under way)", () => {

@@ -2,6 +2,7 @@ import { bucketRangesOn, contactBucket, inRanges, partitionMapProblem, partition
 import { refusedField, succeeded, type Result } from "../../lib/problems";
 import { getPanel, type Panel } from "../../store/panels";
 import { setPanelPartitions } from "../../store/panel-partitions";
+import { startStopCopyPass } from "../../store/stop-copy-passes";
 import { allShards, shardByIndex, shardOf, type ShardDb } from "../../store/shards";
 import { hasContacts } from "../../store/contacts";
 import { copyStops } from "../../store/panel-move/stops";
@@ -387,6 +388,20 @@ export async function dropConfiguration(target: ShardDb, panelId: string): Promi
   ]);
 }
 
+/**
+ * How long after a map change (a new map, a split's switch) the panel's pass copying stops its
+ * shards lack is due (services/panels/stop-copies.ts, decision 0061): past every isolate's cached
+ * directory entry (CALLER_CACHE_MS) and the longest invocation that may still hold the old map (a
+ * queue consumer's 15 minutes), so a stop such a writer copied to the old map's shards only is
+ * copied to the new one's.
+ */
+export const STOP_COPIES_AFTER_MAP_MS = 16 * 60_000;
+
+/** Starts the panel's pass of stop copies afresh, due STOP_COPIES_AFTER_MAP_MS after `now`. */
+export async function scheduleStopCopies(env: Env, panelId: string, now: number): Promise<void> {
+  await startStopCopyPass(env.DB, panelId, now + STOP_COPIES_AFTER_MAP_MS, now);
+}
+
 /** Stops read from the home a page when a new map places partitions on another shard. */
 const STOP_COPY_PAGE_ROWS = 500;
 
@@ -426,6 +441,8 @@ export async function setPartitionMap(env: Env, panelId: string, partitions: rea
   // Paged; the panel holds no contacts, so rarely more than a few pages.
   for (const shard of after) if (shard !== panel.shard && !before.includes(shard)) await copyStops(home, shardOf(env, { shard }), panelId, STOP_COPY_PAGE_ROWS);
   for (const shard of before) if (shard !== panel.shard && !after.includes(shard)) await dropConfiguration(shardOf(env, { shard }), panelId);
+  // A writer still holding the old map copies a stop to its shards only: a later pass copies it.
+  if (after.some((shard) => shard !== panel.shard)) await scheduleStopCopies(env, panelId, Date.now());
   // This isolate's cached directory entries carry the old map; others see the new one within their cache time.
   forgetPanelPlaces();
   return succeeded((await getPanel(env.DB, panelId))!);

@@ -60,7 +60,7 @@ import {
 import { CALLER_CACHE_MS } from "../access/api-keys";
 import { CATALOG_CACHE_MS } from "../access/activity-catalogs";
 import { forgetPanelPlaces } from "../access/shards";
-import { copyConfiguration, dropConfiguration, refreshConfiguration } from "../access/partitions";
+import { copyConfiguration, dropConfiguration, refreshConfiguration, scheduleStopCopies } from "../access/partitions";
 import { resyncMirrors } from "./mirror-resync";
 import { carryListEmptyings } from "../lists/clear";
 import { carryCampaignsToTarget, nudgeMovedCampaigns, settleSplitSource, type SplitPlaces } from "../broadcasts/split-target";
@@ -450,6 +450,8 @@ async function afterSwitch(step: Step, switchedAt: number, pauseMs: number | nul
     // with its message or contact; copied again at a cleaning step, it could take back a lift
     // made on the target meanwhile.
     await copyStops(source, target, move.panelId, tuning.pageRows);
+    // A writer holding the map from before the switch copies a home stop to the old shards only (decision 0061).
+    await scheduleStopCopies(step.env, move.panelId, step.now());
     // The archive's index of the moved contacts' days archived on the source: their erasure there rewrites them.
     await copyArchiveOwners(source, target, move.panelId, tuning.pageRows);
     // Lists being emptied on the source: their moved members are the target's to remove now.
