@@ -18,7 +18,7 @@ import { gunzipText } from "../../src/lib/gzip";
 import { defineActivity, eventSettled, eventually, pipelineSettled, postActivity } from "../support/activity";
 import { listClearRedrive } from "../../src/services/lists/clear";
 import { createWebhook } from "../support/webhooks";
-import { countersOf, helloPauseLater, startJourney } from "../support/journeys";
+import { countersOf, helloPauseLater, messagesOf, startJourney } from "../support/journeys";
 import { pushFigures, subscribeBrowserOf, webPushOn } from "../support/push";
 
 // Races between a panel's move or partition split (decisions 0031, 0047) and what its clients do
@@ -490,5 +490,71 @@ describe("a day archived on both shards of a split (decision 0047)", () => {
     expect((await admin("POST", `${hook.path}/replays`, { ...span, dry_run: true })).body).toEqual({ dry_run: true, events: 4, batches: 1 });
     await cleaned(split, now);
     expect((await admin("POST", `${hook.path}/replays`, { ...span, dry_run: true })).body).toEqual({ dry_run: true, events: 4, batches: 1 });
+  });
+});
+
+describe("a browser unsubscribing while a split's source still holds the moved devices (decision 0047)", () => {
+  it("a moved contact's browser unsubscribes once, truthfully, between the switch and cleaning, and is gone from both shards after", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    await webPushOn(panel);
+    const keys = keysOnBothSides("leaver", 4)(panel.id);
+    const endpointOf = (key: string) => `https://push.example.net/leaving/${key}`;
+    for (const key of keys) {
+      expect((await api("contact", "add", { data: { EMAIL: key } })).status).toBe(200);
+      expect(await subscribeBrowserOf(panel, endpointOf(key), key)).toBe(200);
+    }
+    const split = await recordedSplit(panel.id);
+    expect(await split.step()).toEqual({ next: "now" });
+    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+
+    // The browser's script, as a site runs it when its visitor turns push off.
+    const unsubscribe = async (key: string) => {
+      const response = await call(`/v1/push/web/${encodeURIComponent(panel.clientId)}`, { method: "DELETE", headers: { "content-type": "application/json" }, body: JSON.stringify({ endpoint: endpointOf(key) }) });
+      return { status: response.status, body: (await response.json()) as any };
+    };
+    const mover = keys.find((k) => moving(panel.id, k))!;
+    const first = await unsubscribe(mover);
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect(first.body).toMatchObject({ result: "Success", removed: true });
+    // Again: nothing left to remove, and it says so.
+    expect((await unsubscribe(mover)).body).toMatchObject({ result: "Success", removed: false });
+    expect(await pushFigures(panel)).toEqual([keys.length - 1, 0]);
+
+    split.settle();
+    expect(await split.step()).toEqual({ next: "none" });
+    expect(await pushFigures(panel)).toEqual([keys.length - 1, 0]);
+    for (const db of [panelData, shard0]) {
+      expect(await db.prepare("SELECT COUNT(*) AS n FROM push_subscriptions WHERE panel_id = ? AND address = ?").bind(panel.id, endpointOf(mover)).first<number>("n")).toBe(0);
+    }
+  });
+});
+
+describe("a panel's journey messages while a split's source still holds the moved rows (decision 0047)", () => {
+  it("the journey messages page lists each message once between the switch and cleaning, and after", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    const cart = await defineActivity(panel, "add_to_cart");
+    await startJourney(panel, {
+      trigger: { type: "activity", activity: "add_to_cart" },
+      steps: [{ id: "mail", type: "email", subject: "Your cart", html: "<p>Hi</p>", sender_name: "Shop", sender_email: "shop@example.com" }],
+    });
+    const keys = keysOnBothSides("mailed", 6)(panel.id);
+    for (const key of keys) {
+      expect((await api("contact", "add", { data: { EMAIL: key } })).status).toBe(200);
+      const posted = await postActivity(panel.clientId, { activityid: cart, identity: key });
+      expect(posted.status).toBe(200);
+      await eventSettled(panel.id, posted.body.guid, [panelData, shard0]);
+    }
+    const listed = async () => (await messagesOf(panel)).map((m: { recipient: string }) => m.recipient).sort();
+    await eventually(async () => ((await listed()).length === keys.length ? true : undefined));
+
+    const split = await recordedSplit(panel.id);
+    expect(await split.step()).toEqual({ next: "now" });
+    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    expect(await listed()).toEqual(keys);
+    split.settle();
+    expect(await split.step()).toEqual({ next: "none" });
+    expect(await listed()).toEqual(keys);
   });
 });
