@@ -11,7 +11,9 @@ import { panelOwningShards } from "../../src/services/access/partitions";
 import { countSavedSegment } from "../../src/services/segments/definitions";
 import { PANEL_COUNTS, panelContactsFigure, panelMemberFigures, refreshPanelCounts } from "../../src/services/overview/counts";
 import { collectingQueue, drainQueue, withBindings } from "../support/cron";
-import { membersOn, panelWithList, shard0 } from "../support/partitions";
+import { listCampaign, membersOn, panelWithList, shard0 } from "../support/partitions";
+import { publishDueBroadcasts } from "../../src/services/broadcasts/publish";
+import { waitForCampaign } from "../support/broadcasts";
 import { recordEvents } from "../../src/services/pipeline/record";
 import { archivePanel, resumeArchiveParts } from "../../src/services/retention/archive";
 import { gunzipText } from "../../src/lib/gzip";
@@ -556,5 +558,32 @@ describe("a panel's journey messages while a split's source still holds the move
     split.settle();
     expect(await split.step()).toEqual({ next: "none" });
     expect(await listed()).toEqual(keys);
+  });
+});
+
+describe("a campaign's recipients while a split's source still holds the moved rows (decision 0047)", () => {
+  it("the recipients page and its CSV list each recipient once between the switch and cleaning, and after", async () => {
+    const { keys, panel, split } = await splittingList("recipient");
+    expect((await admin("PATCH", `/panels/${panel.id}`, { campaign_lead_minutes: 0 })).status).toBe(200);
+    const list = (await admin("GET", `/panels/${panel.id}/lists`)).body.lists[0].id as number;
+    const id = (await listCampaign(panel, list, { draft: true })).body.id as string;
+    expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/schedule`, { send_now: true })).status).toBe(200);
+    await publishDueBroadcasts(env, Date.now());
+    expect(await waitForCampaign(panel, id)).toMatchObject({ status: "sent" });
+
+    // The report's "sent" number, and the recipients behind it as a page and as the CSV download.
+    const listed = async () => {
+      const page = await admin("GET", `/panels/${panel.id}/campaigns/${id}/recipients?filter=sent&limit=100`);
+      const csv = await call(`/admin/v1/panels/${panel.id}/campaigns/${id}/recipients?filter=sent&format=csv`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+      const rows = (await csv.text()).split("\r\n").slice(1, -1).map((line) => line.split(",")[1]);
+      return { page: page.body.recipients.map((r: { key: string }) => r.key).sort(), csv: rows.sort() };
+    };
+    const sorted = [...keys].sort();
+    expect(await split.step()).toEqual({ next: "now" });
+    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    expect(await listed()).toEqual({ page: sorted, csv: sorted });
+    split.settle();
+    expect(await split.step()).toEqual({ next: "none" });
+    expect(await listed()).toEqual({ page: sorted, csv: sorted });
   });
 });
