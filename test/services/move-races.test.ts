@@ -39,6 +39,16 @@ async function recordedSplit(panelId: string, stepEnv: Env = env) {
   return { moveId, step: () => runMoveStep(stepEnv, moveId, TUNING, () => clock), settle: () => void (clock += TUNING.settleMs) };
 }
 
+/** `check` between the split's switch and its cleaning, and again once cleaned. */
+async function checkedAcrossCleaning(split: Awaited<ReturnType<typeof recordedSplit>>, check: () => Promise<void>) {
+  expect(await split.step()).toEqual({ next: "now" });
+  expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+  await check();
+  split.settle();
+  expect(await split.step()).toEqual({ next: "none" });
+  await check();
+}
+
 /** An envelope call through the Worker with some bindings replaced (a queue kept for the test to hand over). */
 async function envelopeWith(overrides: Partial<Record<keyof Env, unknown>>, panel: TestPanel, type: string, activity: string, params: Record<string, string>) {
   const query = new URLSearchParams({ type, activity, apikey: panel.apiKey });
@@ -551,13 +561,7 @@ describe("a panel's journey messages while a split's source still holds the move
     const listed = async () => (await messagesOf(panel)).map((m: { recipient: string }) => m.recipient).sort();
     await eventually(async () => ((await listed()).length === keys.length ? true : undefined));
 
-    const split = await recordedSplit(panel.id);
-    expect(await split.step()).toEqual({ next: "now" });
-    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
-    expect(await listed()).toEqual(keys);
-    split.settle();
-    expect(await split.step()).toEqual({ next: "none" });
-    expect(await listed()).toEqual(keys);
+    await checkedAcrossCleaning(await recordedSplit(panel.id), async () => expect(await listed()).toEqual(keys));
   });
 });
 
@@ -579,11 +583,20 @@ describe("a campaign's recipients while a split's source still holds the moved r
       return { page: page.body.recipients.map((r: { key: string }) => r.key).sort(), csv: rows.sort() };
     };
     const sorted = [...keys].sort();
-    expect(await split.step()).toEqual({ next: "now" });
-    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
-    expect(await listed()).toEqual({ page: sorted, csv: sorted });
-    split.settle();
-    expect(await split.step()).toEqual({ next: "none" });
-    expect(await listed()).toEqual({ page: sorted, csv: sorted });
+    await checkedAcrossCleaning(split, async () => expect(await listed()).toEqual({ page: sorted, csv: sorted }));
+  });
+});
+
+describe("the panel's consent records while a split's source still holds the moved rows (decision 0047)", () => {
+  it("the consent download lists each record once between the switch and cleaning, and after", async () => {
+    const { keys, panel, split } = await splittingList("consented");
+    // Each add to the list recorded the contact's consent.
+    const contactsOf = async () => {
+      const csv = await call(`/admin/v1/panels/${panel.id}/consent.csv`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+      return (await csv.text()).trim().split("\r\n").slice(1).map((line) => line.split(",")[1]).sort();
+    };
+    const sorted = [...keys].sort();
+    expect(await contactsOf()).toEqual(sorted);
+    await checkedAcrossCleaning(split, async () => expect(await contactsOf()).toEqual(sorted));
   });
 });
