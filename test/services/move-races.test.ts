@@ -17,7 +17,7 @@ import { waitForCampaign } from "../support/broadcasts";
 import { recordEvents } from "../../src/services/pipeline/record";
 import { archivePanel, resumeArchiveParts } from "../../src/services/retention/archive";
 import { gunzipText } from "../../src/lib/gzip";
-import { defineActivity, eventSettled, eventually, pipelineSettled, postActivity } from "../support/activity";
+import { defineActivity, eventSettled, eventually, pipelineSettled, postActivity, profileEvents } from "../support/activity";
 import { listClearRedrive } from "../../src/services/lists/clear";
 import { createWebhook } from "../support/webhooks";
 import { countersOf, helloPauseLater, messagesOf, startJourney } from "../support/journeys";
@@ -598,5 +598,25 @@ describe("the panel's consent records while a split's source still holds the mov
     const sorted = [...keys].sort();
     expect(await contactsOf()).toEqual(sorted);
     await checkedAcrossCleaning(split, async () => expect(await contactsOf()).toEqual(sorted));
+  });
+});
+
+describe("an anonymous visitor's events while a split's source still holds the moved rows (decision 0047)", () => {
+  it("the visitor's events page lists each event once between the switch and cleaning, and after", async () => {
+    const panel = await createPanel();
+    const cart = await defineActivity(panel, "add_to_cart");
+    const visitor = Array.from({ length: 40 }, (_, i) => `visitor-${i}`).find((u) => moving(panel.id, u))!;
+    for (let i = 0; i < 3; i++) {
+      const posted = await postActivity(panel.clientId, { activityid: cart, uniqueid: visitor });
+      expect(posted.status).toBe(200);
+      await eventSettled(panel.id, posted.body.guid);
+    }
+    const listed = async () => {
+      const page = await profileEvents(panel, visitor, "?limit=10");
+      expect(page.status, JSON.stringify(page.body)).toBe(200);
+      return page.body.events.map((e: { uniqueid: string }) => e.uniqueid);
+    };
+    expect(await listed()).toEqual([visitor, visitor, visitor]);
+    await checkedAcrossCleaning(await recordedSplit(panel.id), async () => expect(await listed()).toEqual([visitor, visitor, visitor]));
   });
 });
