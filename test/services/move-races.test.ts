@@ -620,3 +620,34 @@ describe("an anonymous visitor's events while a split's source still holds the m
     await checkedAcrossCleaning(await recordedSplit(panel.id), async () => expect(await listed()).toEqual([visitor, visitor, visitor]));
   });
 });
+
+describe("a moved contact erased while a split's source still holds its rows (decision 0047)", () => {
+  it("the erasure goes through between the switch and cleaning, and none of the contact's rows is left on either shard after", async () => {
+    const { keys, panel, split } = await splittingList("erased");
+    const mover = keys.find((k) => moving(panel.id, k))!;
+    const rowsOf = async () => {
+      const counts: number[] = [];
+      for (const db of [panelData, shard0]) {
+        for (const table of ["contacts", "list_members", "consent_records"]) {
+          counts.push((await db.prepare(`SELECT COUNT(*) AS n FROM ${table} t WHERE t.panel_id = ? AND ${table === "contacts" ? "t.pk_value = ?" : "t.contact_id IN (SELECT id FROM contacts WHERE pk_value = ?)"}`).bind(panel.id, mover).first<number>("n"))!);
+        }
+      }
+      return counts;
+    };
+    const erase = () => admin("DELETE", `/panels/${panel.id}/contacts/${encodeURIComponent(mover)}`);
+    const members = async () => (await admin("GET", `/panels/${panel.id}/lists`)).body.lists.map((l: { count: number }) => l.count);
+    expect(await split.step()).toEqual({ next: "now" });
+    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    const erased = await erase();
+    expect(erased.status, JSON.stringify(erased.body)).toBe(200);
+    expect((await admin("GET", `/panels/${panel.id}/erasures/${erased.body.erasure_id}`)).body.state).toBe("done");
+    expect((await admin("GET", `/panels/${panel.id}/contacts/${encodeURIComponent(mover)}`)).status).toBe(404);
+    expect((await erase()).status).toBe(404);
+    expect(await members()).toEqual([keys.length - 1]);
+
+    split.settle();
+    expect(await split.step()).toEqual({ next: "none" });
+    expect(await members()).toEqual([keys.length - 1]);
+    expect(await rowsOf()).toEqual([0, 0, 0, 0, 0, 0]);
+  });
+});
