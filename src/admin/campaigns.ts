@@ -97,7 +97,7 @@ const listCampaignRecipients = definePanelRoute({
   summary: "The recipients behind a number of the report (filter), a page at a time by contact id, or all of them as one CSV download (format=csv)",
   query: recipientsQuery,
   async handle({ env, path, query, panel, db }): Promise<CampaignRecipientsPage | Response> {
-    const found = await orNotFound(recipientsOfCampaign(panelShards(env, panel, db), panel.id, path.campaign, query), noSuchCampaign(path.campaign));
+    const found = await orNotFound(recipientsOfCampaign(panelOwningShards(env, panel, db), panel.id, path.campaign, query), noSuchCampaign(path.campaign));
     if ("csv" in found) return csvAttachment(found.csv, null, `${found.campaign.id}-${query.filter}.csv`);
     const { page } = found;
     return { recipients: page.map(recipientView), next: page.length === query.limit ? page.at(-1)!.contactId : null };

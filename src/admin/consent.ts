@@ -2,7 +2,7 @@ import { pagedCsv } from "../domain/csv";
 import { NEEDS } from "../domain/permissions";
 import { consentPage, type ConsentRecord } from "../store/consent";
 import { compareStoredText, isoTime } from "../store/sql";
-import { mergedPage, panelShards } from "../services/access/partitions";
+import { mergedPage, panelOwningShards } from "../services/access/partitions";
 import { definePanelRoute } from "./route";
 
 // The panel's consent records (issue 45): every subscribe, confirmation, topic change and
@@ -34,12 +34,13 @@ const downloadConsent = definePanelRoute({
   summary:
     "Every consent record of the panel, oldest first, as CSV (at, contact key, kind, list_id, topic, via, via_id, ip, user_agent, text; formula-like cells start with '): subscribes, confirmations and unsubscribes, for audits",
   async handle({ env, panel, db }) {
-    // A contact's records are kept on its partition's shard (decision 0038): each page merges every shard's, by id (time).
-    const shards = panelShards(env, panel, db);
+    // A contact's records are kept on its partition's shard (decision 0038): each page merges every shard's, by id (time),
+    // each kept to the buckets its map gives it (a split's source holds copies of the moved ones until cleaning, decision 0047).
+    const shards = panelOwningShards(env, panel, db);
     const body = pagedCsv({
       header: CSV_HEADER,
       pageSize: PAGE,
-      page: (after: string | undefined, size) => mergedPage(shards, (shard) => consentPage(shard, panel.id, after ?? "", size), (a, b) => compareStoredText(a.id, b.id), size),
+      page: (after: string | undefined, size) => mergedPage(shards, (shard) => consentPage(shard.db, panel.id, after ?? "", size, shard.buckets), (a, b) => compareStoredText(a.id, b.id), size),
       fields: (r) => [isoTime(r.at), r.contactKey ?? "", r.kind, r.listId === null ? "" : String(r.listId), r.topic ?? "", r.via, r.viaId ?? "", r.ip ?? "", r.userAgent ?? "", r.text],
       cursor: (last) => last.id,
     });

@@ -8,7 +8,7 @@ import { base64UrlEncode } from "../lib/random";
 import { z } from "../lib/z";
 import { loadAttributeSchema } from "../store/attributes";
 import { getContactByKey } from "../store/contacts";
-import { contactDb, hasContactsBeyondHome, panelShards } from "../services/access/partitions";
+import { contactDb, hasContactsBeyondHome, panelOwningShards } from "../services/access/partitions";
 import { eventPipelineState } from "../services/pipeline/consumer";
 import { PIPELINE_STEPS } from "../services/pipeline-steps";
 import { retryFailedEventBatches } from "../services/pipeline/retry-failed";
@@ -101,7 +101,7 @@ const profileEvents = definePanelRoute({
   query: pageQuery,
   async handle({ env, path, query, panel, db }) {
     // Its anonymous events are on its partition, those with an identity since on the contact's (decision 0038).
-    const shards = panelShards(env, panel, db);
+    const shards = panelOwningShards(env, panel, db);
     return { uniqueid: path.uniqueid, ...(await eventPage(panel, query, (limit, cursor) => uniqueidHistoryPage(env.FILES, shards, panel.id, path.uniqueid, limit, cursor))) };
   },
 });

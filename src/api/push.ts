@@ -8,7 +8,7 @@ import type { z } from "../lib/z";
 import { panelPush } from "../services/channels/push/settings";
 import { registerAppToken, subscribeBrowser, unsubscribeDevice } from "../services/channels/push/subscriptions";
 import { shardOf } from "../store/shards";
-import { contactPlace, panelShards } from "../services/access/partitions";
+import { contactPlace, panelOwningShards } from "../services/access/partitions";
 import { catalogOfClient, checkAccess } from "./access";
 
 /**
@@ -57,7 +57,7 @@ export async function handleWebPush(request: IRequest, env: Env): Promise<Respon
       }
       case "DELETE": {
         const { endpoint } = await bodyOf(request, webUnsubscribeBody);
-        return envelopeSuccess(requestId, { removed: await unsubscribeDevice(panelShards(env, panel, db), panel.id, "web", endpoint) });
+        return envelopeSuccess(requestId, { removed: await unsubscribeDevice(panelOwningShards(env, panel, db), panel.id, "web", endpoint) });
       }
       default:
         throw new ApiError(405, `method: web push subscriptions take GET, POST and DELETE, not ${request.method}`);
@@ -79,7 +79,7 @@ export async function handleAppPush(request: IRequest, env: Env): Promise<Respon
       }
       case "DELETE": {
         const { token } = await bodyOf(request, appTokenDeleteBody);
-        return envelopeSuccess(requestId, { removed: await unsubscribeDevice(panelShards(env, panel, db), panel.id, "app", token) });
+        return envelopeSuccess(requestId, { removed: await unsubscribeDevice(panelOwningShards(env, panel, db), panel.id, "app", token) });
       }
       default:
         throw new ApiError(405, `method: app tokens take POST and DELETE, not ${request.method}`);

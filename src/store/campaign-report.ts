@@ -1,4 +1,6 @@
 import type { ShardDb } from "./shards";
+import type { BucketRanges } from "../domain/partitions";
+import { inBucketRanges } from "./sql";
 import type { CampaignCounters, CampaignHour, CampaignLinkClicks, CampaignSums, RecipientFilter } from "../domain/broadcast";
 
 /**
@@ -121,7 +123,11 @@ interface RecipientRow {
   subject: string;
 }
 
-/** One page of the recipients behind a number, by contact id after `afterContactId`. */
+/**
+ * One page of the recipients behind a number, by contact id after `afterContactId`; with
+ * `buckets` (the shard's in the panel's map) only those in them: a split's source holds copies
+ * of the moved recipients until cleaning (decision 0047).
+ */
 export async function campaignRecipients(
   db: ShardDb,
   panelId: string,
@@ -129,6 +135,7 @@ export async function campaignRecipients(
   filter: RecipientFilter,
   afterContactId: number,
   limit: number,
+  buckets: BucketRanges | null = null,
 ): Promise<CampaignRecipient[]> {
   const { results } = await db
     .prepare(
@@ -136,10 +143,10 @@ export async function campaignRecipients(
       `SELECT m.contact_id, c.pk_value, m.address, m.status, m.error, m.sent_at, m.opens, m.clicks, m.first_open_at, m.first_click_at, m.bounced_at, m.unsubscribed_at,
               COALESCE(m.subject, (SELECT subject FROM campaigns WHERE id = ?2 AND panel_id = ?1)) AS subject
        FROM campaign_messages m LEFT JOIN contacts c ON c.id = m.contact_id AND c.panel_id = ?1
-       WHERE m.campaign_id = ?2 AND m.panel_id = ?1 AND m.contact_id > ?3 AND ${FILTERS[filter]}
+       WHERE m.campaign_id = ?2 AND m.panel_id = ?1 AND m.contact_id > ?3 AND ${FILTERS[filter]} AND (?5 IS NULL OR ${inBucketRanges("m.bucket", "?5")})
        ORDER BY m.contact_id LIMIT ?4`,
     )
-    .bind(panelId, campaignId, afterContactId, limit)
+    .bind(panelId, campaignId, afterContactId, limit, buckets && JSON.stringify(buckets))
     .all<RecipientRow>();
   return results.map((row) => ({
     campaignId,

@@ -1,5 +1,7 @@
 import { uuidV7 } from "../lib/random";
 import type { ShardDb } from "./shards";
+import type { BucketRanges } from "../domain/partitions";
+import { inBucketRanges } from "./sql";
 
 /** Proof of consent (migrations/shard/0075_signup_forms.sql): one row per subscribe, confirm, topic change or unsubscribe. */
 export type ConsentKind = "subscribe" | "confirm" | "unsubscribe" | "topic_join" | "topic_leave";
@@ -92,14 +94,19 @@ export async function consentOfContact(db: ShardDb, panelId: string, contactId: 
   return results.map(fromRow);
 }
 
-/** A page of the panel's consent records with the contact's key, in id (time) order after `afterId`. */
-export async function consentPage(db: ShardDb, panelId: string, afterId: string, limit: number): Promise<Array<ConsentRecord & { contactKey: string | null }>> {
+/**
+ * A page of the panel's consent records with the contact's key, in id (time) order after
+ * `afterId`. With `buckets` (the shard's in the panel's map) a record whose contact here is in
+ * another shard's buckets is left out: a split's source holds copies of the moved contacts'
+ * records until cleaning (decision 0047). A record outliving its contact is kept, as before.
+ */
+export async function consentPage(db: ShardDb, panelId: string, afterId: string, limit: number, buckets: BucketRanges | null = null): Promise<Array<ConsentRecord & { contactKey: string | null }>> {
   const { results } = await db
     .prepare(
       `SELECT r.*, c.pk_value FROM consent_records r LEFT JOIN contacts c ON c.id = r.contact_id AND c.panel_id = r.panel_id
-       WHERE r.panel_id = ? AND r.id > ? ORDER BY r.id LIMIT ?`,
+       WHERE r.panel_id = ?1 AND r.id > ?2 AND (?4 IS NULL OR c.id IS NULL OR ${inBucketRanges("c.bucket", "?4")}) ORDER BY r.id LIMIT ?3`,
     )
-    .bind(panelId, afterId, limit)
+    .bind(panelId, afterId, limit, buckets && JSON.stringify(buckets))
     .all<ConsentRow & { pk_value: string | null }>();
   return results.map((r) => ({ ...fromRow(r), contactKey: r.pk_value }));
 }

@@ -3,6 +3,8 @@ import { jsonArrays } from "./json-arrays";
 import { deleteOutboxStatements } from "./outbox";
 import { forgetOwnersStatements, partsOfOwners, type PartName } from "./event-archive";
 import { scrubSamplesStatement } from "./journeys/simulations";
+import { BUCKETED_TABLES, CONTACT_TABLES, PARENT_SCOPED_TABLES } from "./panel-move/tables";
+import { deleteFencedHere } from "./panel-move/triggers";
 
 /**
  * Erasing a contact (right to erasure) in its shard. The rows that hold the contact go in one
@@ -32,6 +34,22 @@ export async function uniqueidsOfContact(db: ShardDb, panelId: string, contactId
   return results.map((r) => r.uniqueid);
 }
 
+const BUCKETED = new Set<string>(BUCKETED_TABLES);
+const BY_CONTACT = new Set<string>([...CONTACT_TABLES, ...Object.keys(PARENT_SCOPED_TABLES)]);
+
+/**
+ * What an erasure's delete from `table` adds on a shard other than the contact's (`other`): rows
+ * a fence holds there are a split's source's copies of the moved contact's (decision 0047), which
+ * its cleaning deletes; deleting them would meet the fence and refuse the erasure (503) until
+ * then. A row with a bucket is tested by its own, one without by its contact's (`?1` the panel,
+ * `?2` the contact in each such statement). Tables a split does not move are never spared.
+ */
+function sparedOnOtherShard(other: boolean): (table: string) => string {
+  if (!other) return () => "";
+  const contactFenced = `EXISTS (SELECT 1 FROM contacts fc WHERE fc.panel_id = ?1 AND fc.id = ?2 AND ${deleteFencedHere("fc")})`;
+  return (table) => (BUCKETED.has(table) ? ` AND NOT ${deleteFencedHere(table)}` : BY_CONTACT.has(table) ? ` AND NOT ${contactFenced}` : "");
+}
+
 /**
  * Deletes the contact's rows and records `erasure` in the same batch, so that the archive's
  * rewrite is due exactly when the rows are gone. `erasure` null: another shard of a panel whose
@@ -52,20 +70,21 @@ export async function eraseContactRows(
   const { panelId, contactId } = target;
   const uniqueids = JSON.stringify(target.uniqueids);
   const recipients = JSON.stringify(recipientsOf(target));
-  const byContact = (table: string) => db.prepare(`DELETE FROM ${table} WHERE panel_id = ?1 AND contact_id = ?2`).bind(panelId, contactId);
+  const spared = sparedOnOtherShard(erasure === null);
+  const byContact = (table: string) => db.prepare(`DELETE FROM ${table} WHERE panel_id = ?1 AND contact_id = ?2${spared(table)}`).bind(panelId, contactId);
   // The email messages deleted are recorded first: the outbox copies of them go after (services/contacts/erase.ts).
   const statements = [
     ...recordCopiesStatements(db, panelId, contactId, now, elsewhere),
     // Rows keyed by the contact's messages or instances go before those.
-    db.prepare("DELETE FROM sms_links WHERE panel_id = ?1 AND msgid IN (SELECT msgid FROM journey_messages WHERE panel_id = ?1 AND contact_id = ?2)").bind(panelId, contactId),
-    db.prepare("DELETE FROM journey_step_runs WHERE instance_id IN (SELECT id FROM journey_instances WHERE panel_id = ?1 AND contact_id = ?2)").bind(panelId, contactId),
+    db.prepare(`DELETE FROM sms_links WHERE panel_id = ?1 AND msgid IN (SELECT msgid FROM journey_messages WHERE panel_id = ?1 AND contact_id = ?2)${spared("sms_links")}`).bind(panelId, contactId),
+    db.prepare(`DELETE FROM journey_step_runs WHERE instance_id IN (SELECT id FROM journey_instances WHERE panel_id = ?1 AND contact_id = ?2)${spared("journey_step_runs")}`).bind(panelId, contactId),
     byContact("journey_points"),
     byContact("journey_split_entries"),
     byContact("journey_conversions"),
     byContact("contact_sends"),
     byContact("journey_instances"),
     // The key a pruned instance left (`segment:<contact>`), each of the panel's journeys on its key.
-    db.prepare("DELETE FROM journey_entry_keys WHERE journey_id IN (SELECT id FROM journeys WHERE panel_id = ?1) AND entry_key = 'segment:' || CAST(?2 AS INTEGER)").bind(panelId, contactId),
+    db.prepare(`DELETE FROM journey_entry_keys WHERE journey_id IN (SELECT id FROM journeys WHERE panel_id = ?1) AND entry_key = 'segment:' || CAST(?2 AS INTEGER)${spared("journey_entry_keys")}`).bind(panelId, contactId),
     byContact("journey_list_entries"),
     byContact("journey_messages"),
     // Journey simulations' results keep rendered samples of contacts' messages (decision 0048).
@@ -80,21 +99,21 @@ export async function eraseContactRows(
     // The contact's events, then the rest of its uniqueids' events: anonymous ones, and ones
     // recorded with another identity, among that contact's events (shard migration 0057).
     // `+panel_id` keeps the planner on events_by_contact, off the panel's rows in events_by_name.
-    db.prepare("DELETE FROM events WHERE contact_id = ?2 AND +panel_id = ?1").bind(panelId, contactId),
-    db.prepare("DELETE FROM events WHERE panel_id = ?1 AND uniqueid IN (SELECT value FROM json_each(?2)) AND identity IS NULL").bind(panelId, uniqueids),
+    db.prepare(`DELETE FROM events WHERE contact_id = ?2 AND +panel_id = ?1${spared("events")}`).bind(panelId, contactId),
+    db.prepare(`DELETE FROM events WHERE panel_id = ?1 AND uniqueid IN (SELECT value FROM json_each(?2)) AND identity IS NULL${spared("events")}`).bind(panelId, uniqueids),
     db
       .prepare(
         `DELETE FROM events WHERE contact_id IN (SELECT contact_id FROM uniqueid_contacts WHERE panel_id = ?1 AND uniqueid IN (SELECT value FROM json_each(?2)))
-         AND +panel_id = ?1 AND uniqueid IN (SELECT value FROM json_each(?2)) AND identity IS NOT NULL`,
+         AND +panel_id = ?1 AND uniqueid IN (SELECT value FROM json_each(?2)) AND identity IS NOT NULL${spared("events")}`,
       )
       .bind(panelId, uniqueids),
-    db.prepare("DELETE FROM uniqueid_contacts WHERE contact_id = ?2 AND +panel_id = ?1").bind(panelId, contactId),
-    db.prepare("DELETE FROM uniqueid_contacts WHERE panel_id = ?1 AND uniqueid IN (SELECT value FROM json_each(?2))").bind(panelId, uniqueids),
+    db.prepare(`DELETE FROM uniqueid_contacts WHERE contact_id = ?2 AND +panel_id = ?1${spared("uniqueid_contacts")}`).bind(panelId, contactId),
+    db.prepare(`DELETE FROM uniqueid_contacts WHERE panel_id = ?1 AND uniqueid IN (SELECT value FROM json_each(?2))${spared("uniqueid_contacts")}`).bind(panelId, uniqueids),
     // Devices registered for push under the contact's key or its visitor ids.
     db
       .prepare(
         `DELETE FROM push_subscriptions WHERE panel_id = ?1
-         AND (contact_key = (SELECT pk_value FROM contacts WHERE panel_id = ?1 AND id = ?2) OR uniqueid IN (SELECT value FROM json_each(?3)))`,
+         AND (contact_key = (SELECT pk_value FROM contacts WHERE panel_id = ?1 AND id = ?2) OR uniqueid IN (SELECT value FROM json_each(?3)))${spared("push_subscriptions")}`,
       )
       .bind(panelId, contactId, uniqueids),
     byContact("anon_profiles"),
@@ -131,7 +150,7 @@ export async function eraseContactRows(
     );
   }
   const pending = erasedCopiesStatement(db, panelId, contactId);
-  statements.push(db.prepare("DELETE FROM contacts WHERE panel_id = ? AND id = ?").bind(panelId, contactId), pending);
+  statements.push(db.prepare(`DELETE FROM contacts WHERE panel_id = ?1 AND id = ?2${spared("contacts")}`).bind(panelId, contactId), pending);
   const results = await db.batch(statements);
   return results[statements.indexOf(pending)]!.results as ErasedMessage[];
 }

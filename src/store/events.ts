@@ -1,5 +1,7 @@
 import type { ShardDb } from "./shards";
 import type { EventChannel } from "../domain/events";
+import type { BucketRanges } from "../domain/partitions";
+import { inBucketRanges } from "./sql";
 
 /**
  * The stored events (rows of `events`), as pipeline steps and the admin API read them. Events
@@ -107,7 +109,9 @@ export interface EventBatchState {
  * those recorded without an identity (events_by_uniqueid) and those recorded with one, found
  * among the events of each contact the uniqueid was seen with (uniqueid_contacts, shard
  * migration 0057). `+panel_id` keeps the planner on events_by_contact where a contact is named:
- * without it the planner may read the panel's rows in events_by_name instead.
+ * without it the planner may read the panel's rows in events_by_name instead. With `buckets`
+ * (the shard's in the panel's map) only events in them: a split's source holds copies of the
+ * moved events until cleaning (decision 0047).
  */
 export async function listEventsOf(
   db: ShardDb,
@@ -115,9 +119,10 @@ export async function listEventsOf(
   owner: EventOwner,
   limit: number,
   cursor?: EventCursor,
+  buckets: BucketRanges | null = null,
 ): Promise<Array<StoredEvent & { batch: EventBatchState | null }>> {
   const columns = `${eventColumns("e")}, b.state AS batch_state, b.steps_done AS batch_steps_done`;
-  const page = "(?3 IS NULL OR (e.occurred_at, e.id) < (?3, ?4))";
+  const page = `(?3 IS NULL OR (e.occurred_at, e.id) < (?3, ?4)) AND (?6 IS NULL OR ${inBucketRanges("e.bucket", "?6")})`;
   const [sql, value] =
     "contactId" in owner
       ? [
@@ -145,7 +150,7 @@ export async function listEventsOf(
         ];
   const { results } = await db
     .prepare(sql)
-    .bind(panelId, value, cursor?.occurredAt ?? null, cursor?.id ?? null, limit)
+    .bind(panelId, value, cursor?.occurredAt ?? null, cursor?.id ?? null, limit, buckets && JSON.stringify(buckets))
     .all<EventRow & { batch_state: EventBatchState["state"] | null; batch_steps_done: string | null }>();
   return results.map((row) => ({
     ...eventFromRow(row),

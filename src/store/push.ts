@@ -1,4 +1,7 @@
 import type { ShardDb } from "./shards";
+import type { BucketRanges } from "../domain/partitions";
+import { deleteFencedHere } from "./panel-move/triggers";
+import { inBucketRanges } from "./sql";
 
 /** A panel's push setup as stored; private keys stay encrypted here. */
 export interface PushSettingsRecord {
@@ -91,8 +94,22 @@ export async function putPushSubscription(db: ShardDb, s: StoredPushSubscription
 }
 
 /** Removes a subscription (the device left, or the push service said it is gone); true when there was one. */
-export async function deletePushSubscription(db: ShardDb, panelId: string, kind: PushKind, address: string): Promise<boolean> {
-  return (await deletePushSubscriptionStatement(db, panelId, kind, address).run()).meta.changes > 0;
+/**
+ * Deletes the panel's device `address` on `db`; true when there was one. With `buckets` (the
+ * shard's in the panel's map) a row outside them that a fence holds here is left alone: it is a
+ * split's source's copy of a moved device (decision 0047), the target's row is the device, and
+ * cleaning deletes the copy. Deleting it would meet the fence and undo the target's delete's
+ * answer; a row outside them that no fence holds (none should be) still goes.
+ */
+export async function deletePushSubscription(db: ShardDb, panelId: string, kind: PushKind, address: string, buckets: BucketRanges | null = null): Promise<boolean> {
+  const result = await db
+    .prepare(
+      `DELETE FROM push_subscriptions WHERE panel_id = ?1 AND kind = ?2 AND address = ?3
+       AND (?4 IS NULL OR ${inBucketRanges("bucket", "?4")} OR NOT (${deleteFencedHere("push_subscriptions")}))`,
+    )
+    .bind(panelId, kind, address, buckets && JSON.stringify(buckets))
+    .run();
+  return result.meta.changes > 0;
 }
 
 export function deletePushSubscriptionStatement(db: ShardDb, panelId: string, kind: PushKind, address: string): D1PreparedStatement {

@@ -11,14 +11,16 @@ import { panelOwningShards } from "../../src/services/access/partitions";
 import { countSavedSegment } from "../../src/services/segments/definitions";
 import { PANEL_COUNTS, panelContactsFigure, panelMemberFigures, refreshPanelCounts } from "../../src/services/overview/counts";
 import { collectingQueue, drainQueue, withBindings } from "../support/cron";
-import { membersOn, panelWithList, shard0 } from "../support/partitions";
+import { listCampaign, membersOn, panelWithList, shard0 } from "../support/partitions";
+import { publishDueBroadcasts } from "../../src/services/broadcasts/publish";
+import { waitForCampaign } from "../support/broadcasts";
 import { recordEvents } from "../../src/services/pipeline/record";
 import { archivePanel, resumeArchiveParts } from "../../src/services/retention/archive";
 import { gunzipText } from "../../src/lib/gzip";
-import { defineActivity, eventSettled, eventually, pipelineSettled, postActivity } from "../support/activity";
+import { defineActivity, eventSettled, eventually, pipelineSettled, postActivity, profileEvents } from "../support/activity";
 import { listClearRedrive } from "../../src/services/lists/clear";
 import { createWebhook } from "../support/webhooks";
-import { countersOf, helloPauseLater, startJourney } from "../support/journeys";
+import { countersOf, helloPauseLater, messagesOf, startJourney } from "../support/journeys";
 import { pushFigures, subscribeBrowserOf, webPushOn } from "../support/push";
 
 // Races between a panel's move or partition split (decisions 0031, 0047) and what its clients do
@@ -35,6 +37,16 @@ async function recordedSplit(panelId: string, stepEnv: Env = env) {
   expect(await insertPanelMove(env.DB, { id: moveId, panelId, fromShard: TEST_SHARD, toShard: 0, buckets: { first: AT, last: 4095 }, createdAt: Date.now() })).toBe(true);
   let clock = Date.now();
   return { moveId, step: () => runMoveStep(stepEnv, moveId, TUNING, () => clock), settle: () => void (clock += TUNING.settleMs) };
+}
+
+/** `check` between the split's switch and its cleaning, and again once cleaned. */
+async function checkedAcrossCleaning(split: Awaited<ReturnType<typeof recordedSplit>>, check: () => Promise<void>) {
+  expect(await split.step()).toEqual({ next: "now" });
+  expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+  await check();
+  split.settle();
+  expect(await split.step()).toEqual({ next: "none" });
+  await check();
 }
 
 /** An envelope call through the Worker with some bindings replaced (a queue kept for the test to hand over). */
@@ -490,5 +502,152 @@ describe("a day archived on both shards of a split (decision 0047)", () => {
     expect((await admin("POST", `${hook.path}/replays`, { ...span, dry_run: true })).body).toEqual({ dry_run: true, events: 4, batches: 1 });
     await cleaned(split, now);
     expect((await admin("POST", `${hook.path}/replays`, { ...span, dry_run: true })).body).toEqual({ dry_run: true, events: 4, batches: 1 });
+  });
+});
+
+describe("a browser unsubscribing while a split's source still holds the moved devices (decision 0047)", () => {
+  it("a moved contact's browser unsubscribes once, truthfully, between the switch and cleaning, and is gone from both shards after", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    await webPushOn(panel);
+    const keys = keysOnBothSides("leaver", 4)(panel.id);
+    const endpointOf = (key: string) => `https://push.example.net/leaving/${key}`;
+    for (const key of keys) {
+      expect((await api("contact", "add", { data: { EMAIL: key } })).status).toBe(200);
+      expect(await subscribeBrowserOf(panel, endpointOf(key), key)).toBe(200);
+    }
+    const split = await recordedSplit(panel.id);
+    expect(await split.step()).toEqual({ next: "now" });
+    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+
+    // The browser's script, as a site runs it when its visitor turns push off.
+    const unsubscribe = async (key: string) => {
+      const response = await call(`/v1/push/web/${encodeURIComponent(panel.clientId)}`, { method: "DELETE", headers: { "content-type": "application/json" }, body: JSON.stringify({ endpoint: endpointOf(key) }) });
+      return { status: response.status, body: (await response.json()) as any };
+    };
+    const mover = keys.find((k) => moving(panel.id, k))!;
+    const first = await unsubscribe(mover);
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect(first.body).toMatchObject({ result: "Success", removed: true });
+    // Again: nothing left to remove, and it says so.
+    expect((await unsubscribe(mover)).body).toMatchObject({ result: "Success", removed: false });
+    expect(await pushFigures(panel)).toEqual([keys.length - 1, 0]);
+
+    split.settle();
+    expect(await split.step()).toEqual({ next: "none" });
+    expect(await pushFigures(panel)).toEqual([keys.length - 1, 0]);
+    for (const db of [panelData, shard0]) {
+      expect(await db.prepare("SELECT COUNT(*) AS n FROM push_subscriptions WHERE panel_id = ? AND address = ?").bind(panel.id, endpointOf(mover)).first<number>("n")).toBe(0);
+    }
+  });
+});
+
+describe("a panel's journey messages while a split's source still holds the moved rows (decision 0047)", () => {
+  it("the journey messages page lists each message once between the switch and cleaning, and after", async () => {
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    const cart = await defineActivity(panel, "add_to_cart");
+    await startJourney(panel, {
+      trigger: { type: "activity", activity: "add_to_cart" },
+      steps: [{ id: "mail", type: "email", subject: "Your cart", html: "<p>Hi</p>", sender_name: "Shop", sender_email: "shop@example.com" }],
+    });
+    const keys = keysOnBothSides("mailed", 6)(panel.id);
+    for (const key of keys) {
+      expect((await api("contact", "add", { data: { EMAIL: key } })).status).toBe(200);
+      const posted = await postActivity(panel.clientId, { activityid: cart, identity: key });
+      expect(posted.status).toBe(200);
+      await eventSettled(panel.id, posted.body.guid, [panelData, shard0]);
+    }
+    const listed = async () => (await messagesOf(panel)).map((m: { recipient: string }) => m.recipient).sort();
+    await eventually(async () => ((await listed()).length === keys.length ? true : undefined));
+
+    await checkedAcrossCleaning(await recordedSplit(panel.id), async () => expect(await listed()).toEqual(keys));
+  });
+});
+
+describe("a campaign's recipients while a split's source still holds the moved rows (decision 0047)", () => {
+  it("the recipients page and its CSV list each recipient once between the switch and cleaning, and after", async () => {
+    const { keys, panel, split } = await splittingList("recipient");
+    expect((await admin("PATCH", `/panels/${panel.id}`, { campaign_lead_minutes: 0 })).status).toBe(200);
+    const list = (await admin("GET", `/panels/${panel.id}/lists`)).body.lists[0].id as number;
+    const id = (await listCampaign(panel, list, { draft: true })).body.id as string;
+    expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/schedule`, { send_now: true })).status).toBe(200);
+    await publishDueBroadcasts(env, Date.now());
+    expect(await waitForCampaign(panel, id)).toMatchObject({ status: "sent" });
+
+    // The report's "sent" number, and the recipients behind it as a page and as the CSV download.
+    const listed = async () => {
+      const page = await admin("GET", `/panels/${panel.id}/campaigns/${id}/recipients?filter=sent&limit=100`);
+      const csv = await call(`/admin/v1/panels/${panel.id}/campaigns/${id}/recipients?filter=sent&format=csv`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+      const rows = (await csv.text()).split("\r\n").slice(1, -1).map((line) => line.split(",")[1]);
+      return { page: page.body.recipients.map((r: { key: string }) => r.key).sort(), csv: rows.sort() };
+    };
+    const sorted = [...keys].sort();
+    await checkedAcrossCleaning(split, async () => expect(await listed()).toEqual({ page: sorted, csv: sorted }));
+  });
+});
+
+describe("the panel's consent records while a split's source still holds the moved rows (decision 0047)", () => {
+  it("the consent download lists each record once between the switch and cleaning, and after", async () => {
+    const { keys, panel, split } = await splittingList("consented");
+    // Each add to the list recorded the contact's consent.
+    const contactsOf = async () => {
+      const csv = await call(`/admin/v1/panels/${panel.id}/consent.csv`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+      return (await csv.text()).trim().split("\r\n").slice(1).map((line) => line.split(",")[1]).sort();
+    };
+    const sorted = [...keys].sort();
+    expect(await contactsOf()).toEqual(sorted);
+    await checkedAcrossCleaning(split, async () => expect(await contactsOf()).toEqual(sorted));
+  });
+});
+
+describe("an anonymous visitor's events while a split's source still holds the moved rows (decision 0047)", () => {
+  it("the visitor's events page lists each event once between the switch and cleaning, and after", async () => {
+    const panel = await createPanel();
+    const cart = await defineActivity(panel, "add_to_cart");
+    const visitor = Array.from({ length: 40 }, (_, i) => `visitor-${i}`).find((u) => moving(panel.id, u))!;
+    for (let i = 0; i < 3; i++) {
+      const posted = await postActivity(panel.clientId, { activityid: cart, uniqueid: visitor });
+      expect(posted.status).toBe(200);
+      await eventSettled(panel.id, posted.body.guid);
+    }
+    const listed = async () => {
+      const page = await profileEvents(panel, visitor, "?limit=10");
+      expect(page.status, JSON.stringify(page.body)).toBe(200);
+      return page.body.events.map((e: { uniqueid: string }) => e.uniqueid);
+    };
+    expect(await listed()).toEqual([visitor, visitor, visitor]);
+    await checkedAcrossCleaning(await recordedSplit(panel.id), async () => expect(await listed()).toEqual([visitor, visitor, visitor]));
+  });
+});
+
+describe("a moved contact erased while a split's source still holds its rows (decision 0047)", () => {
+  it("the erasure goes through between the switch and cleaning, and none of the contact's rows is left on either shard after", async () => {
+    const { keys, panel, split } = await splittingList("erased");
+    const mover = keys.find((k) => moving(panel.id, k))!;
+    const rowsOf = async () => {
+      const counts: number[] = [];
+      for (const db of [panelData, shard0]) {
+        for (const table of ["contacts", "list_members", "consent_records"]) {
+          counts.push((await db.prepare(`SELECT COUNT(*) AS n FROM ${table} t WHERE t.panel_id = ? AND ${table === "contacts" ? "t.pk_value = ?" : "t.contact_id IN (SELECT id FROM contacts WHERE pk_value = ?)"}`).bind(panel.id, mover).first<number>("n"))!);
+        }
+      }
+      return counts;
+    };
+    const erase = () => admin("DELETE", `/panels/${panel.id}/contacts/${encodeURIComponent(mover)}`);
+    const members = async () => (await admin("GET", `/panels/${panel.id}/lists`)).body.lists.map((l: { count: number }) => l.count);
+    expect(await split.step()).toEqual({ next: "now" });
+    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    const erased = await erase();
+    expect(erased.status, JSON.stringify(erased.body)).toBe(200);
+    expect((await admin("GET", `/panels/${panel.id}/erasures/${erased.body.erasure_id}`)).body.state).toBe("done");
+    expect((await admin("GET", `/panels/${panel.id}/contacts/${encodeURIComponent(mover)}`)).status).toBe(404);
+    expect((await erase()).status).toBe(404);
+    expect(await members()).toEqual([keys.length - 1]);
+
+    split.settle();
+    expect(await split.step()).toEqual({ next: "none" });
+    expect(await members()).toEqual([keys.length - 1]);
+    expect(await rowsOf()).toEqual([0, 0, 0, 0, 0, 0]);
   });
 });

@@ -2,6 +2,7 @@ import type { CampaignReport, RecipientFilter } from "../../domain/broadcast";
 import type { CampaignRecipient } from "../../store/campaign-report";
 import { getCampaign, listCampaigns, type Campaign, type CampaignCounters } from "../../store/campaigns/definitions";
 import { abTestResults } from "./ab-test";
+import type { OwningShards } from "../access/partitions";
 import { campaignReport, countersAcross, countersOfCampaignsAcross, recipientsAcross, recipientsCsv, type CampaignShards } from "./report";
 
 // What the panel reads of its campaigns; each answers null when the panel has no such campaign.
@@ -27,14 +28,17 @@ export async function reportOfCampaign(shards: CampaignShards, panelId: string, 
   return { ...report, ab_test: abTest };
 }
 
-/** The recipients behind a number of the report: a page by contact id, or (`csv`) every one of them as a CSV stream. */
+/**
+ * The recipients behind a number of the report: a page by contact id, or (`csv`) every one of
+ * them as a CSV stream; `shards` with their buckets (panelOwningShards, the home first).
+ */
 export async function recipientsOfCampaign(
-  shards: CampaignShards,
+  shards: OwningShards,
   panelId: string,
   campaignId: string,
   query: { filter: RecipientFilter; after: number; limit: number; format: "json" | "csv" },
 ): Promise<{ campaign: Campaign; csv: ReadableStream<Uint8Array> } | { campaign: Campaign; page: CampaignRecipient[] } | null> {
-  const campaign = await getCampaign(shards[0], panelId, campaignId);
+  const campaign = await getCampaign(shards[0].db, panelId, campaignId);
   if (!campaign) return null;
   if (query.format === "csv") return { campaign, csv: recipientsCsv(shards, campaign, query.filter) };
   return { campaign, page: await recipientsAcross(shards, campaign, query.filter, query.after, query.limit) };

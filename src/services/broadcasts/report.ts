@@ -14,7 +14,7 @@ import {
   sumsOfCampaigns,
   type CampaignRecipient,
 } from "../../store/campaign-report";
-import { mergedPage } from "../access/partitions";
+import { mergedPage, type OwningShards } from "../access/partitions";
 import type { ShardDb } from "../../store/shards";
 import { isoTime } from "../../store/sql";
 import { campaignMessageId } from "../../domain/email-message";
@@ -123,11 +123,13 @@ export async function campaignReport(shards: CampaignShards, campaign: Campaign)
 
 /**
  * A page of the recipients behind a number, by contact id: each shard's page past the cursor,
- * merged (contact ids are unique across shards, decision 0030). A recipient on a shard other
- * than the home, sent with the campaign's own subject, takes it from the campaign.
+ * merged (contact ids are unique across shards, decision 0030), each shard's kept to the buckets
+ * its map gives it (panelOwningShards: until a split's cleaning its source's copies of the moved
+ * recipients were listed beside the target's, decision 0047). A recipient on a shard other than
+ * the home, sent with the campaign's own subject, takes it from the campaign.
  */
-export async function recipientsAcross(shards: CampaignShards, campaign: Campaign, filter: RecipientFilter, after: number, limit: number): Promise<CampaignRecipient[]> {
-  const page = await mergedPage(shards, (db) => campaignRecipients(db, campaign.panelId, campaign.id, filter, after, limit), (a, b) => a.contactId - b.contactId, limit);
+export async function recipientsAcross(shards: OwningShards, campaign: Campaign, filter: RecipientFilter, after: number, limit: number): Promise<CampaignRecipient[]> {
+  const page = await mergedPage(shards, (shard) => campaignRecipients(shard.db, campaign.panelId, campaign.id, filter, after, limit, shard.buckets), (a, b) => a.contactId - b.contactId, limit);
   return shards.length === 1 ? page : page.map((r) => ({ ...r, subject: (r.subject as string | null) ?? campaign.subject }));
 }
 
@@ -158,7 +160,7 @@ const CSV_COLUMNS = ["contact_id", "key", "address", "status", "sent_at", "opens
  * Every recipient behind `filter` as CSV, read a page at a time while the download is taken,
  * so memory stays flat whatever the campaign's size.
  */
-export function recipientsCsv(shards: CampaignShards, campaign: Campaign, filter: RecipientFilter): ReadableStream<Uint8Array> {
+export function recipientsCsv(shards: OwningShards, campaign: Campaign, filter: RecipientFilter): ReadableStream<Uint8Array> {
   return pagedCsv({
     header: CSV_COLUMNS,
     pageSize: CSV_PAGE,

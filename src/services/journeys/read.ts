@@ -1,4 +1,4 @@
-import { mergedPage, panelOwningShards, panelShards } from "../access/partitions";
+import { mergedPage, panelOwningShards } from "../access/partitions";
 import type { JourneyPanel } from "./mirror";
 import { getJourney, listJourneys, type Journey } from "../../store/journeys/definitions";
 import { journeyCounters, type JourneyCounters } from "../../store/journeys/instances";
@@ -48,9 +48,11 @@ export async function versionsOfJourney(db: ShardDb, panelId: string, journeyId:
 
 /**
  * The panel's newest journey messages (on `channel` when given): each message is on its
- * contact's shard, so each shard's newest are merged, in the order one shard lists them.
+ * contact's shard, so each shard's newest are merged, in the order one shard lists them. Each
+ * shard answers only the buckets its map gives it (panelOwningShards): until a split's cleaning
+ * its source's copies of the moved messages were listed beside the target's (decision 0047).
  */
 export async function newestJourneyMessages(env: Env, db: ShardDb, panel: JourneyPanel, channel: string | undefined, limit: number): Promise<JourneyMessage[]> {
   const newestFirst = (a: JourneyMessage, b: JourneyMessage) => b.createdAt - a.createdAt || compareStoredText(a.msgid, b.msgid);
-  return mergedPage(panelShards(env, panel, db), (shard) => listMessages(shard, panel.id, channel, limit), newestFirst, limit);
+  return mergedPage(panelOwningShards(env, panel, db), (shard) => listMessages(shard.db, panel.id, channel, limit, shard.buckets), newestFirst, limit);
 }

@@ -1,4 +1,5 @@
-import { mergedPage } from "../access/partitions";
+import { mergedPage, type OwningShards } from "../access/partitions";
+import type { BucketRanges } from "../../domain/partitions";
 import { archivedPartsOf, type PartName } from "../../store/event-archive";
 import { uniqueidsOfContact } from "../../store/erasure";
 import { eventFromRow, listEventsOf, type EventBatchState, type EventCursor, type EventOwner, type StoredEvent } from "../../store/events";
@@ -31,8 +32,8 @@ async function partEvents(bucket: R2Bucket, panelId: string, part: PartName, own
  * the shard and, past them, the days moved to R2 (event retention), read transparently. The
  * archive is read only when the page reaches back to an archived day.
  */
-export async function eventHistoryPage(bucket: R2Bucket, db: ShardDb, panelId: string, owner: EventOwner, limit: number, cursor?: EventCursor): Promise<HistoryEvent[]> {
-  const hot = await listEventsOf(db, panelId, owner, limit, cursor);
+export async function eventHistoryPage(bucket: R2Bucket, db: ShardDb, panelId: string, owner: EventOwner, limit: number, cursor?: EventCursor, buckets: BucketRanges | null = null): Promise<HistoryEvent[]> {
+  const hot = await listEventsOf(db, panelId, owner, limit, cursor, buckets);
   const key = "contactId" in owner ? `c:${owner.contactId}` : `u:${owner.uniqueid}`;
   const fromDay = cursor ? Math.floor(cursor.occurredAt / DAY_MS) * DAY_MS : null;
   const parts = await archivedPartsOf(db, panelId, key, fromDay, PARTS_PER_PAGE);
@@ -60,12 +61,14 @@ export async function eventHistoryPage(bucket: R2Bucket, db: ShardDb, panelId: s
 }
 
 /**
- * A uniqueid's page over the panel's shards (`shards`, panelShards): its anonymous events are on
- * its own partition, those recorded with an identity since on that contact's (decision 0038), so
- * each shard's page past the cursor is read and merged. A panel without a map reads its home.
+ * A uniqueid's page over the panel's shards (`shards`, panelOwningShards): its anonymous events
+ * are on its own partition, those recorded with an identity since on that contact's (decision
+ * 0038), so each shard's page past the cursor is read and merged, each shard's rows kept to the
+ * buckets its map gives it (until a split's cleaning its source's copies of the moved events
+ * were listed beside the target's, decision 0047). A panel without a map reads its home.
  */
-export function uniqueidHistoryPage(bucket: R2Bucket, shards: readonly ShardDb[], panelId: string, uniqueid: string, limit: number, cursor?: EventCursor): Promise<HistoryEvent[]> {
-  return mergedPage(shards, (db) => eventHistoryPage(bucket, db, panelId, { uniqueid }, limit, cursor), newestFirst, limit);
+export function uniqueidHistoryPage(bucket: R2Bucket, shards: OwningShards, panelId: string, uniqueid: string, limit: number, cursor?: EventCursor): Promise<HistoryEvent[]> {
+  return mergedPage(shards, (shard) => eventHistoryPage(bucket, shard.db, panelId, { uniqueid }, limit, cursor, shard.buckets), newestFirst, limit);
 }
 
 /**

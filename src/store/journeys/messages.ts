@@ -1,5 +1,7 @@
 import type { ShardDb } from "../shards";
 import { instanceStays } from "./instances";
+import type { BucketRanges } from "../../domain/partitions";
+import { inBucketRanges } from "../sql";
 import { JOURNEY_LEFT_SKIP, JOURNEY_STOPPED_SKIP } from "../../domain/send-skips";
 // Messages journeys send (email, and sms, apn, bpn through the outbox channel), keyed by msgid.
 
@@ -164,10 +166,15 @@ export async function getMessages(db: ShardDb, panelId: string, msgids: readonly
   return new Map(results.map((r) => [r.msgid, messageFromRow(r)]));
 }
 
-export async function listMessages(db: ShardDb, panelId: string, channel: string | undefined, limit: number): Promise<JourneyMessage[]> {
+/**
+ * The shard's newest messages of the panel (on `channel` when given), with `buckets` (the shard's
+ * in the panel's map) only those of contacts in them: a split's source holds copies of the moved
+ * contacts' messages until cleaning (decision 0047).
+ */
+export async function listMessages(db: ShardDb, panelId: string, channel: string | undefined, limit: number, buckets: BucketRanges | null = null): Promise<JourneyMessage[]> {
   const { results } = await db
-    .prepare("SELECT * FROM journey_messages WHERE panel_id = ? AND (? IS NULL OR channel = ?) ORDER BY created_at DESC, msgid LIMIT ?")
-    .bind(panelId, channel ?? null, channel ?? null, limit)
+    .prepare(`SELECT * FROM journey_messages WHERE panel_id = ?1 AND (?2 IS NULL OR channel = ?2) AND (?4 IS NULL OR ${inBucketRanges("bucket", "?4")}) ORDER BY created_at DESC, msgid LIMIT ?3`)
+    .bind(panelId, channel ?? null, limit, buckets && JSON.stringify(buckets))
     .all<MessageRow>();
   return results.map(messageFromRow);
 }

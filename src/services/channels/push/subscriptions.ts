@@ -8,6 +8,7 @@ import { checkOutboundUrl } from "../../../lib/outbound-address";
 import { deletePushSubscription, putPushSubscription, type PushKind, type PushSubscription } from "../../../store/push";
 import type { ShardDb } from "../../../store/shards";
 import { panelPush } from "./settings";
+import type { OwningShard } from "../../access/partitions";
 
 /**
  * Where sites and apps tell the panel a device can receive push (`/v1/push/web|app/{client_id}`):
@@ -77,10 +78,13 @@ async function putDevice(db: ShardDb, panel: { id: string } & Owner, s: PushSubs
 }
 
 /**
- * The device left; true when the panel had it. The call names no owner, so each database that
- * may hold the panel's devices (`dbs`: the home, and each partition's shard for a panel with a
- * map) is asked.
+ * The device left; true when the panel had it. The call names no owner, so each shard that may
+ * hold the panel's devices (`shards`, panelOwningShards: the home, and each partition's shard for
+ * a panel with a map) is asked, with the buckets its map gives it: between a split's switch and
+ * its cleaning the source's fenced copy of a moved device is cleaning's to delete (decision 0047);
+ * before, it met the fence and the call answered 503 "nothing was changed" after the target's
+ * delete, and again on every retry until cleaning.
  */
-export async function unsubscribeDevice(dbs: readonly ShardDb[], panelId: string, kind: PushKind, address: string): Promise<boolean> {
-  return (await Promise.all(dbs.map((db) => deletePushSubscription(db, panelId, kind, address)))).some(Boolean);
+export async function unsubscribeDevice(shards: readonly OwningShard[], panelId: string, kind: PushKind, address: string): Promise<boolean> {
+  return (await Promise.all(shards.map((shard) => deletePushSubscription(shard.db, panelId, kind, address, shard.buckets)))).some(Boolean);
 }
