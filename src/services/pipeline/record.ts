@@ -114,10 +114,11 @@ export async function recordEvents(
       else if (batchIds.length) await nudgeEventBatches(env.EVENTS, panel.id, batchIds, sizes, shard).catch(logNotEnqueued(panel.id, batchIds));
     }),
   );
+  let duplicates = 0;
   events.forEach((event, index) => {
     if (event.guid !== undefined && taken.has(event.guid)) duplicateAt[index] = true;
+    if (duplicateAt[index]) duplicates++;
   });
-  const duplicates = duplicateAt.filter(Boolean).length;
   if (events.length > duplicates) metrics(env).events(events[0]!.channel, events.length - duplicates);
   return { guids, recorded: events.length - duplicates, duplicates, duplicateAt };
 }
