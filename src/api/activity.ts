@@ -179,8 +179,11 @@ function memberValue(kind: MemberKind, value: unknown): unknown {
 
 /** Adds eventFields' members of `item` to `out` as the schema outputs them; false when only the schema can. */
 function readEventMembers(item: Record<string, unknown>, out: Record<string, unknown>): boolean {
-  for (const [key, kind] of EVENT_MEMBERS) {
+  // Indexed, not destructured: unoptimised code made an iterator and its results per member.
+  for (let i = 0; i < EVENT_MEMBERS.length; i++) {
+    const key = EVENT_MEMBERS[i]![0];
     if (!(key in item)) continue;
+    const kind = EVENT_MEMBERS[i]![1];
     const value = memberValue(kind, item[key]);
     if (value === ASK_ZOD) return false;
     out[key] = value;
