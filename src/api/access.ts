@@ -4,7 +4,7 @@ import { anyPanelAllowsOrigin, type Panel } from "../store/panels";
 import { headerApiKeys, notAuthenticated, requestApiKey } from "../lib/http/credentials";
 import { notFound } from "../lib/http/errors";
 import { activityCatalog } from "../services/access/activity-catalogs";
-import { findCaller, type Caller } from "../services/access/api-keys";
+import { cachedCaller, findCaller, type Caller } from "../services/access/api-keys";
 import { decodeOrKeep } from "../lib/uri";
 
 /** The caller an API key names; 401 alike for every reason it names none (CONTRACT 2.1). */
@@ -31,11 +31,24 @@ export async function catalogOfClient(env: Env, clientId: string): Promise<Activ
  * parameter must be a valid key of this panel; two keys that disagree are refused.
  */
 export async function checkAccess(request: Request, env: Env, panel: Panel): Promise<void> {
+  if (accessKnown(request, env, panel)) return;
+  const caller = await authenticateApiKey(env, requestApiKey(request));
+  if (caller.panel.id !== panel.id) throw notAuthenticated();
+}
+
+/**
+ * checkAccess without a wait: true when this isolate can tell the call may go on (no key, or
+ * a key it knows, of this panel), a 401 thrown as checkAccess throws it, false when the key
+ * has to be looked up.
+ */
+export function accessKnown(request: Request, env: Env, panel: Panel): boolean {
   if (!panel.apiMode) throw notAuthenticated();
   const key = requestApiKey(request);
-  if (key === undefined) return;
-  const caller = await authenticateApiKey(env, key);
+  if (key === undefined) return true;
+  const caller = cachedCaller(env, key);
+  if (!caller) return false;
   if (caller.panel.id !== panel.id) throw notAuthenticated();
+  return true;
 }
 
 /** Public routes that name their panel by client id in the path (activity, channel events). */

@@ -20,9 +20,12 @@ import { absentWhenEmpty, contactRefParam, jsonObjectParam, listIdsParam } from 
  * What an add or update answers besides the contact: the unknown attributes it left out or
  * created (CONTRACT 8). Created ones change the panel's schema, which cached callers hold.
  */
-function schemaMembers(prepared: { ignored: string[]; created: string[] }): Record<string, unknown> {
+function withSchemaMembers(prepared: { ignored: string[]; created: string[] }, members: Record<string, unknown>): Record<string, unknown> {
   if (prepared.created.length) forgetCallers();
-  return { ...(prepared.ignored.length ? { ignored: prepared.ignored } : {}), ...(prepared.created.length ? { created: prepared.created } : {}) };
+  // Set on the answer's own object: the spreads of two more made three objects on every add.
+  if (prepared.ignored.length) members.ignored = prepared.ignored;
+  if (prepared.created.length) members.created = prepared.created;
+  return members;
 }
 
 function keyOrThrow(schema: KeyedSchema, data: unknown): string {
@@ -111,7 +114,7 @@ const addOperation = defineOperation({
     const place = placeOf(env, panel, db, schema, data, key?.ok ? key.key : undefined);
     const consent = key?.ok ? await consentStatementsOfKey(place.db, panel.id, key.key, { kind: "subscribe", listIds: listid!, via: "api_key", viaId: user.id, client: NO_CLIENT, text: "", at: now }) : [];
     const outcome = unwrapContact(await addContact(writeContext(env, exec, place, panel, now, schema), data, listid, { alongside: consent }), panel, "add");
-    return { contact: outcome.contact.attributes, ...schemaMembers(outcome) };
+    return withSchemaMembers(outcome, { contact: outcome.contact.attributes });
   },
 });
 
@@ -132,7 +135,7 @@ const updateExistingContact = defineOperation({
   params: z.object({ data: jsonObjectParam }),
   async run({ env, exec, panel, schema, now, db }, { data }) {
     const outcome = unwrapContact(await updateContactAttributes(writeContext(env, exec, placeOf(env, panel, db, schema, data), panel, now, schema), data), panel, "update");
-    return { contact: outcome.contact.attributes, ...schemaMembers(outcome) };
+    return withSchemaMembers(outcome, { contact: outcome.contact.attributes });
   },
 });
 

@@ -281,9 +281,10 @@ export function checkAttributes(
   const problems: FieldProblem[] = [];
   const ignored: string[] = [];
   const created: string[] = [];
-  for (const [rawName, value] of Object.entries(input)) {
+  // Names only, and a field's name only when it is refused: this runs on every contact write.
+  for (const rawName of Object.keys(input)) {
+    const value = input[rawName];
     const name = canonicalAttributeName(rawName);
-    const field = `${fieldPrefix}.${rawName}`;
     let type = schema.get(name);
     if (!type && unknown === "ignore") {
       ignored.push(rawName);
@@ -297,11 +298,11 @@ export function checkAttributes(
       const reason = unknown === "create"
         ? "an attribute name is a letter, then up to 63 letters, digits or _"
         : "it is not in the panel's attribute schema";
-      problems.push({ field, message: unknownAttribute(rawName, schema, reason) });
+      problems.push({ field: `${fieldPrefix}.${rawName}`, message: unknownAttribute(rawName, schema, reason) });
       continue;
     }
     if (name in values) {
-      problems.push({ field, message: `attribute ${name} is given more than once` });
+      problems.push({ field: `${fieldPrefix}.${rawName}`, message: `attribute ${name} is given more than once` });
       continue;
     }
     if (value === null) {
@@ -309,9 +310,10 @@ export function checkAttributes(
       continue;
     }
     const checked = readClientValue(type, value, isPhoneAttribute(name));
-    if (!checked.ok) problems.push({ field, message: checked.reason });
+    if (!checked.ok) problems.push({ field: `${fieldPrefix}.${rawName}`, message: checked.reason });
     else if (checked.value !== null) values[name] = checked.value;
     else if (empty === "clears") values[name] = null;
   }
-  return { values, problems, ignored, created: created.filter((name) => values[name] !== undefined && values[name] !== null) };
+  const kept = created.length ? created.filter((name) => values[name] !== undefined && values[name] !== null) : created;
+  return { values, problems, ignored, created: kept };
 }

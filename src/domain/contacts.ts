@@ -48,7 +48,11 @@ export function prepareContact(
   } else {
     const key = normalisePrimaryKey(schema.primaryKey, schema.attributes.get(schema.primaryKey) ?? "string", input[keyField]);
     if (!key.ok) problems.push({ field: `${fieldPrefix}.${keyField}`, message: key.reason });
-    else if (problems.length === 0) return { ok: true, key: key.value, values: { ...values, [schema.primaryKey]: key.value }, ignored, created };
+    else if (problems.length === 0) {
+      // `values` is checkAttributes' own object, made for this call: the key is set in it, not in a copy.
+      values[schema.primaryKey] = key.value;
+      return { ok: true, key: key.value, values, ignored, created };
+    }
   }
   return { ok: false, problems };
 }

@@ -69,9 +69,13 @@ async function preflight(request: Request, env: Env, origin: string): Promise<Re
  * allows the origin. An envelope call may carry its key in the body: a copy of the request is
  * kept to read it after the call (the body is read once by the call).
  */
-export async function withCors(request: Request, env: Env, route: (request: Request) => Promise<Response>): Promise<Response> {
+export function withCors(request: Request, env: Env, route: (request: Request) => Promise<Response>): Promise<Response> {
   const origin = request.headers.get("origin");
-  if (origin === null) return route(request);
+  // A server's call (no Origin, most calls) is the route's answer as it is, not wrapped in another promise.
+  return origin === null ? route(request) : withCorsOf(request, env, route, origin);
+}
+
+async function withCorsOf(request: Request, env: Env, route: (request: Request) => Promise<Response>, origin: string): Promise<Response> {
   if (request.method === "OPTIONS") return preflight(request, env, origin);
   const url = new URL(request.url);
   const bodyCopy = ENVELOPE_PATH.test(url.pathname) && request.method === "POST" && !url.searchParams.has("apikey") ? request.clone() : undefined;

@@ -80,18 +80,20 @@ export async function upsertContact(
   extras: ContactWriteExtras = {},
 ): Promise<Contact & { joinedList: boolean }> {
   const listIds = extras.listIds ?? [];
-  const statements = [
-    ...(extras.first ?? []),
-    ...newAttributeStatements(db, panelId, extras.newAttributes ?? [], now),
-    db
-      .prepare(
-        `INSERT INTO contacts (panel_id, pk_value, attrs, created_at, updated_at, bucket)
-         VALUES (?1, ?2, json_patch('{}', ?3), ?4, ?4, ?5)
-         ON CONFLICT (panel_id, pk_value) DO UPDATE SET attrs = json_patch(contacts.attrs, ?3), updated_at = ?4
-         RETURNING ${CONTACT_COLUMNS}`,
-      )
-      .bind(panelId, key, JSON.stringify(changes), now, contactBucket(panelId, key)),
-  ];
+  const upsert = db
+    .prepare(
+      `INSERT INTO contacts (panel_id, pk_value, attrs, created_at, updated_at, bucket)
+       VALUES (?1, ?2, json_patch('{}', ?3), ?4, ?4, ?5)
+       ON CONFLICT (panel_id, pk_value) DO UPDATE SET attrs = json_patch(contacts.attrs, ?3), updated_at = ?4
+       RETURNING ${CONTACT_COLUMNS}`,
+    )
+    .bind(panelId, key, JSON.stringify(changes), now, contactBucket(panelId, key));
+  // The common add (no list, no new attribute, nothing alongside) is the one statement, run
+  // without a batch or the arrays around one: this runs on every contact add.
+  if (!listIds.length && !extras.first?.length && !extras.newAttributes?.length && !extras.alongside?.length) {
+    return withJoinedList((await upsert.first<ContactRow>())!, false);
+  }
+  const statements = [...(extras.first ?? []), ...newAttributeStatements(db, panelId, extras.newAttributes ?? [], now), upsert];
   const upsertAt = statements.length - 1;
   if (listIds.length) {
     statements.push(
@@ -107,10 +109,16 @@ export async function upsertContact(
   }
   const membershipAt = statements.length - 1;
   statements.push(...(extras.alongside ?? []));
-  const results = statements.length === 1 ? [{ results: [await statements[0]!.first<ContactRow>()] }] : await db.batch<ContactRow>(statements);
-  const upserted = results[upsertAt]!.results[0]!;
+  const results = await db.batch<ContactRow>(statements);
   // joinedList: some membership is new (list triggers of journeys fire on it).
-  return { ...contactFromRow(upserted), joinedList: listIds.length > 0 && results[membershipAt]!.results.length > 0 };
+  return withJoinedList(results[upsertAt]!.results[0]!, listIds.length > 0 && results[membershipAt]!.results.length > 0);
+}
+
+/** The contact of `row` with its flag, set on contactFromRow's object (a spread made a second one). */
+function withJoinedList(row: ContactRow, joinedList: boolean): Contact & { joinedList: boolean } {
+  const contact = contactFromRow(row) as Contact & { joinedList: boolean };
+  contact.joinedList = joinedList;
+  return contact;
 }
 
 /** Merges changes into an existing contact (creating `newAttributes` with it); null when there is no such contact. */

@@ -138,14 +138,16 @@ export async function appendRecordedEvents(
 
 async function insertBatches(db: ShardDb, panelId: string, chunks: readonly BatchChunk[], receivedAt: number, now: number): Promise<{ batchIds: number[]; sizes: number[]; taken: Set<string> }> {
   const statements: D1PreparedStatement[] = [];
-  const claimsAt: Array<{ index: number; claims: Array<[string, unknown]> }> = [];
+  /** Per statement: the claims it inserts, or undefined for a batch row's insert. */
+  const claimsOf: Array<Array<[string, unknown]> | undefined> = [];
   for (const chunk of chunks) {
     statements.push(
       db.prepare("INSERT INTO event_batches (panel_id, events, received_at, nudged_at) VALUES (?1, ?2, ?3, ?4) RETURNING id").bind(panelId, chunk.json, receivedAt, now),
     );
+    claimsOf.push(undefined);
     if (chunk.claims.length === 0) continue;
     // The batch row just inserted has the highest id: a D1 batch is one transaction, one writer.
-    claimsAt.push({ index: statements.length, claims: chunk.claims });
+    claimsOf.push(chunk.claims);
     statements.push(
       db
         .prepare(
@@ -159,12 +161,18 @@ async function insertBatches(db: ShardDb, panelId: string, chunks: readonly Batc
     );
   }
   const results = await db.batch<{ id: number; guid: string }>(statements);
-  const batchIds = results.flatMap((result, index) => (claimsAt.some((c) => c.index === index) ? [] : result.results.map((row) => row.id)));
+  // Read in one pass over the results: this runs on every activity post.
+  const batchIds: number[] = [];
   const taken = new Set<string>();
-  for (const { index, claims } of claimsAt) {
-    const won = new Set(results[index]!.results.map((row) => row.guid));
+  results.forEach(({ results: rows }, index) => {
+    const claims = claimsOf[index];
+    if (!claims) {
+      for (const row of rows) batchIds.push(row.id);
+      return;
+    }
+    const won = new Set(rows.map((row) => row.guid));
     for (const [guid] of claims) if (!won.has(guid)) taken.add(guid);
-  }
+  });
   return { batchIds, sizes: chunks.map((chunk) => chunk.count), taken };
 }
 

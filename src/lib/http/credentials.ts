@@ -37,9 +37,18 @@ export function headerApiKeys(request: Request): string[] {
  * authenticated by either (CONTRACT 10).
  */
 export function oneApiKey(request: Request, ...parameterKeys: unknown[]): unknown {
-  const given = [...parameterKeys.filter((key) => key !== undefined), ...headerApiKeys(request)];
-  if (given.some((key) => key !== given[0])) throw notAuthenticated();
-  return given[0];
+  // Compared as they are read, without a list of all of them: this runs on every call.
+  let one: unknown;
+  for (const key of parameterKeys) one = agreeing(one, key);
+  for (const key of headerApiKeys(request)) one = agreeing(one, key);
+  return one;
+}
+
+/** The key given so far once `key` (undefined: none) is read too; 401 when it is another. */
+function agreeing(given: unknown, key: unknown): unknown {
+  if (key === undefined || key === given) return given;
+  if (given !== undefined) throw notAuthenticated();
+  return key;
 }
 
 /** The API key sent with a call outside the envelope: in a header (any form above) or the `apikey` query. */

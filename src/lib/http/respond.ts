@@ -2,11 +2,11 @@ import { randomHex } from "../random";
 import { currentObservation } from "../observability/context";
 import type { ApiError } from "./errors";
 
-export function json(body: unknown, status = 200, headers: HeadersInit = {}): Response {
-  return new Response(JSON.stringify(body), {
-    status,
-    headers: { "content-type": "application/json; charset=utf-8", ...headers },
-  });
+/** One headers object for the answers that add none (most): Response copies what it is given. */
+const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" };
+
+export function json(body: unknown, status = 200, headers?: HeadersInit): Response {
+  return new Response(JSON.stringify(body), { status, headers: headers ? { ...JSON_HEADERS, ...headers } : JSON_HEADERS });
 }
 
 /** The `requestid` of an envelope response: 32 hex characters; within a request, the one its log line names. */

@@ -23,13 +23,18 @@ export function forgetActivityCatalogs(): void {
 
 /** The catalog of the panel `clientId` names (null: no such panel); `fresh` skips the cache. */
 export async function activityCatalog(env: Env, clientId: string, fresh = false): Promise<ActivityCatalog | null> {
-  const cached = fresh ? undefined : catalogs.get(clientId);
+  const cached = fresh ? undefined : knownActivityCatalog(clientId);
   if (cached) return cached;
   const panel = await getPanelByClientId(env.DB, clientId);
   if (!panel) return null;
   const loaded = await loadActivityCatalog(shardOf(env, panel), panel);
   catalogs.set(clientId, loaded);
   return loaded;
+}
+
+/** The catalog activityCatalog would answer from this isolate's cache, without a wait; undefined when it would read. */
+export function knownActivityCatalog(clientId: string): ActivityCatalog | undefined {
+  return catalogs.get(clientId);
 }
 
 /** How a call names an activity: its id in the panel, or its name (any case). */

@@ -5,7 +5,7 @@ import { getContactByKey, upsertContact, type Contact } from "../../store/contac
 import type { ContactSchemaContext, ContactWriteContext } from "./context";
 import { missingLists } from "./lists";
 import { contactExists, noSuchLists } from "./refusals";
-import { afterContactChanged } from "./reactions";
+import { reactAfterWrite, type ContactChangeKind } from "./reactions";
 import { mirrorAttributes } from "../access/partitions";
 
 export interface ContactAdded {
@@ -41,6 +41,9 @@ export function newStringAttributes(names: readonly string[], now: number) {
   return names.map((name) => ({ name, type: "string" as const, createdAt: now }));
 }
 
+/** What an add can change, for the contact reactions (one array for every add). */
+const ADDED: readonly ContactChangeKind[] = ["attributes", "lists"];
+
 /**
  * Creates the contact or merges the attributes into it (CONTRACT 2.2 `add`), joining `listIds`
  * (which must all be the panel's); the contact reactions hear of it once it is stored. A
@@ -67,6 +70,6 @@ export async function addContact(
   }
   const contact = await upsertContact(ctx.db, ctx.panelId, prepared.key, prepared.values, ctx.now, { listIds, newAttributes: prepared.created, alongside: options.alongside, first: options.first });
   if (prepared.created.length) await mirrorAttributes(ctx.configElsewhere, ctx.panelId, newStringAttributes(prepared.created, ctx.now));
-  ctx.waitUntil(afterContactChanged(ctx.env, { panelId: ctx.panelId, contact, changes: ["attributes", "lists"], joinedList: contact.joinedList, now: ctx.now }));
+  reactAfterWrite(ctx, contact, ADDED, contact.joinedList);
   return succeeded({ contact, ignored: prepared.ignored, created: prepared.created });
 }

@@ -2,7 +2,7 @@ import { getContactByKey, removeFromLists } from "../../store/contacts";
 import { succeeded, type Result } from "../../lib/problems";
 import type { ContactSchemaContext, ContactWriteContext } from "./context";
 import { missingLists } from "./lists";
-import { afterContactChanged } from "./reactions";
+import { reactAfterWrite } from "./reactions";
 import { noSuchContact, noSuchLists } from "./refusals";
 
 /**
@@ -16,6 +16,6 @@ export async function removeContactFromLists(ctx: ContactWriteContext & Pick<Con
   const contact = await getContactByKey(ctx.db, ctx.panelId, key);
   if (!contact) return noSuchContact(ctx.schema.primaryKey, key);
   const removedFrom = await removeFromLists(ctx.db, ctx.panelId, contact.id, listIds);
-  ctx.waitUntil(afterContactChanged(ctx.env, { panelId: ctx.panelId, contact, changes: ["lists"], joinedList: false, now: ctx.now }));
+  reactAfterWrite(ctx, contact, ["lists"], false);
   return succeeded({ removedFrom });
 }

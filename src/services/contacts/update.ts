@@ -4,7 +4,7 @@ import { refused, succeeded, type Result } from "../../lib/problems";
 import { updateContact, type Contact } from "../../store/contacts";
 import type { ShardDb } from "../../store/shards";
 import type { ContactSchemaContext, ContactWriteContext } from "./context";
-import { afterContactChanged } from "./reactions";
+import { reactAfterWrite } from "./reactions";
 import { recordAudit, type Auditor } from "../audit/record";
 import { noSuchContact } from "./refusals";
 import { mirrorAttributes } from "../access/partitions";
@@ -40,6 +40,6 @@ export async function updateContactAttributes(
   if (!contact) return noSuchContact(ctx.schema.primaryKey, prepared.key);
   await mirrorAttributes(ctx.configElsewhere, ctx.panelId, newStringAttributes(prepared.created, ctx.now));
   if (audited) await recordAudit(audited.log, ctx.panelId, audited.by, "contact.edited", String(contact.id), { key: contact.key, changed: changedValues(audited.before, contact.attributes) });
-  ctx.waitUntil(afterContactChanged(ctx.env, { panelId: ctx.panelId, contact, changes: ["attributes"], joinedList: false, now: ctx.now }));
+  reactAfterWrite(ctx, contact, ["attributes"], false);
   return succeeded({ contact, ignored: prepared.ignored, created: prepared.created });
 }

@@ -10,7 +10,7 @@ import { enterJourneys, entriesFor, type EngineEnv } from "./engine";
 import type { ChangedContact, ContactReaction } from "../contacts/reactions";
 import { restartSegmentScans, setRescanUpto, setScanCursor } from "../../store/journeys/scans";
 import { enterListEntries, nudgeListEntries } from "./list-entries";
-import { LIVE_JOURNEYS_CACHE_MS, runningJourneys } from "./live-journeys";
+import { knownLiveJourneys, LIVE_JOURNEYS_CACHE_MS, runningJourneys } from "./live-journeys";
 
 /**
  * Triggers on contact writes (CONTRACT 5): a contact added to a list enters the running
@@ -33,6 +33,11 @@ export const journeysContactReaction: ContactReaction = {
   name: "journeys",
   async afterContact(env, { panelId, contact, joinedList, joinedSegment, now }) {
     await journeysAfterContactWrite(env, panelId, contact, joinedList || joinedSegment, now);
+  },
+  // A written contact enters only running journeys of a segment or a list (enterSegments, enterLists).
+  idleAfter(panelId) {
+    const journeys = knownLiveJourneys(panelId);
+    return journeys !== undefined && !journeys.some((j) => j.status === "running" && (j.definition.trigger.type === "segment" || j.definition.trigger.type === "list"));
   },
   async afterContacts(env, { panelId, contacts, joinedList, joinedSegment, rewritten, now, at }) {
     if (joinedList || joinedSegment) await nudgeAllListEntries(env, panelId);

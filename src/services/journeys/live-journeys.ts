@@ -20,7 +20,13 @@ import { liveJourneysOfPanel, type Journey } from "../../store/journeys/definiti
 export const LIVE_JOURNEYS_CACHE_MS = 10_000;
 /** How far two isolates' clocks may disagree: an answer read this close after `recordedBy` is read again. */
 const CLOCK_SKEW_MS = 1_000;
-const live = new TtlCache<{ journeys: Promise<Journey[]>; readAt: number }>(LIVE_JOURNEYS_CACHE_MS, 1000);
+/** A read of the panel's live journeys, shared by concurrent callers; `settled` once it succeeded. */
+interface LiveRead {
+  journeys: Promise<Journey[]>;
+  readAt: number;
+  settled?: Journey[];
+}
+const live = new TtlCache<LiveRead>(LIVE_JOURNEYS_CACHE_MS, 1000);
 
 export function liveJourneys(db: ShardDb, panelId: string, recordedBy?: number): Promise<Journey[]> {
   const now = Date.now();
@@ -28,12 +34,22 @@ export function liveJourneys(db: ShardDb, panelId: string, recordedBy?: number):
   if (cached && (recordedBy === undefined || cached.readAt >= recordedBy + CLOCK_SKEW_MS)) return cached.journeys;
   // The promise is cached, so concurrent calls share one read; a failed read is not kept.
   const journeys = liveJourneysOfPanel(db, panelId);
-  const entry = { journeys, readAt: now };
+  const entry: LiveRead = { journeys, readAt: now };
   live.set(panelId, entry, now);
-  journeys.catch(() => {
-    if (live.get(panelId) === entry) live.delete(panelId);
-  });
+  journeys.then(
+    (read) => {
+      entry.settled = read;
+    },
+    () => {
+      if (live.get(panelId) === entry) live.delete(panelId);
+    },
+  );
   return journeys;
+}
+
+/** The panel's live journeys as liveJourneys (without `recordedBy`) would answer them now, when that answer is already read; undefined otherwise (nothing is read). */
+export function knownLiveJourneys(panelId: string): readonly Journey[] | undefined {
+  return live.get(panelId)?.settled;
 }
 
 /** Running journeys of the panel whose trigger is of `type`. */

@@ -1,6 +1,6 @@
 import { panelHome } from "../access/shards";
 import { panelShardPlaces, splitByShard, type PanelPlace, type ShardPart } from "../access/partitions";
-import { shardOf } from "../../store/shards";
+import { shardOf, type ShardDb } from "../../store/shards";
 import { contactsByIds } from "../../store/contacts";
 import { contactBucket, type Partition } from "../../domain/partitions";
 import { EVENT_CHANNELS, MAX_GUID_LENGTH, type NewEvent } from "../../domain/events";
@@ -104,20 +104,21 @@ export async function recordEvents(
   // no event is looked at again for its partition.
   const groups = home.partitions.length === 0 ? [{ shard: home.shard, db: shardOf(env, home), items: toRecord }] : await byPartitionShard(env, home, toRecord);
   const taken = new Set<string>();
-  await Promise.all(
-    groups.map(async ({ shard: number, db, items }) => {
-      const shard = number === home.shard ? undefined : number;
-      const appended = await appendEventBatches(db, panel.id, items, now);
-      for (const guid of appended.taken) taken.add(guid);
-      const { batchIds, sizes } = appended;
-      if (batchIds.length && options.defer) nudgeEventBatchesSoon(env.EVENTS, panel.id, batchIds, sizes, options.defer, shard);
-      else if (batchIds.length) await nudgeEventBatches(env.EVENTS, panel.id, batchIds, sizes, shard).catch(logNotEnqueued(panel.id, batchIds));
-    }),
-  );
+  const recordOn = async ({ shard: number, db, items }: { shard: number; db: ShardDb; items: EventToRecord[] }) => {
+    const shard = number === home.shard ? undefined : number;
+    const appended = await appendEventBatches(db, panel.id, items, now);
+    for (const guid of appended.taken) taken.add(guid);
+    const { batchIds, sizes } = appended;
+    if (batchIds.length && options.defer) nudgeEventBatchesSoon(env.EVENTS, panel.id, batchIds, sizes, options.defer, shard);
+    else if (batchIds.length) await nudgeEventBatches(env.EVENTS, panel.id, batchIds, sizes, shard).catch(logNotEnqueued(panel.id, batchIds));
+  };
+  // One shard (every panel without a map) is awaited alone, without Promise.all's arrays and promises.
+  await (groups.length === 1 ? recordOn(groups[0]!) : Promise.all(groups.map(recordOn)));
+  let duplicates = 0;
   events.forEach((event, index) => {
     if (event.guid !== undefined && taken.has(event.guid)) duplicateAt[index] = true;
+    if (duplicateAt[index]) duplicates++;
   });
-  const duplicates = duplicateAt.filter(Boolean).length;
   if (events.length > duplicates) metrics(env).events(events[0]!.channel, events.length - duplicates);
   return { guids, recorded: events.length - duplicates, duplicates, duplicateAt };
 }

@@ -4,6 +4,7 @@ import type { ContactReaction } from "../contacts/reactions";
 import { nudgeListEntries } from "../journeys/list-entries";
 import { rebuildSegments } from "../../store/segments";
 import { refreshContacts, type SegmentChange } from "./membership";
+import { knownPanelSegments } from "./panel-segments";
 
 /**
  * After a contact's attributes or lists were written through the API (run after the answer,
@@ -51,6 +52,11 @@ export const segmentsContactReaction: ContactReaction = {
   name: "segments",
   async afterContact(env, { panelId, contact, changes, now }) {
     return { joinedSegment: await segmentsAfterContactWrite(env, panelId, contact, changes, now) };
+  },
+  // refreshContacts re-checks only the segments that read one of the changes.
+  idleAfter(panelId, changes) {
+    const segments = knownPanelSegments(panelId);
+    return segments !== undefined && !segments.some((segment) => changes.some((change) => segment.dependencies[change]));
   },
   async afterContacts(env, { panelId, contacts, rewritten, now, at }) {
     if (rewritten) for (const place of panelShardPlaces(env, (await panelHome(env, panelId)).panel)) await rebuildSegments(place.db, panelId, now);

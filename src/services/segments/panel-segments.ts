@@ -16,15 +16,33 @@ import { listSegments, loadSegmentCatalog, type Segment } from "../../store/segm
  * (recheck_upto, membership.ts).
  */
 export const PANEL_SEGMENTS_CACHE_MS = 10_000;
-const cache = new TtlCache<Promise<Segment[]>>(PANEL_SEGMENTS_CACHE_MS, 1000);
+/** A read of the panel's segments, shared by concurrent callers; `segments` once it succeeded. */
+interface CachedSegments {
+  read: Promise<Segment[]>;
+  segments?: Segment[];
+}
+const cache = new TtlCache<CachedSegments>(PANEL_SEGMENTS_CACHE_MS, 1000);
 
 export function panelSegments(db: ShardDb, panelId: string): Promise<Segment[]> {
   const cached = cache.get(panelId);
-  if (cached) return cached;
-  const read = listSegments(db, panelId);
-  cache.set(panelId, read);
-  read.catch(() => cache.delete(panelId));
-  return read;
+  if (cached) return cached.read;
+  const entry: CachedSegments = { read: listSegments(db, panelId) };
+  cache.set(panelId, entry);
+  // A failed read is not kept; a successful one is kept as a value too, for knownPanelSegments.
+  entry.read.then(
+    (segments) => {
+      entry.segments = segments;
+    },
+    () => {
+      if (cache.get(panelId) === entry) cache.delete(panelId);
+    },
+  );
+  return entry.read;
+}
+
+/** The panel's segments as panelSegments would answer them now, when that answer is already read; undefined otherwise (nothing is read). */
+export function knownPanelSegments(panelId: string): readonly Segment[] | undefined {
+  return cache.get(panelId)?.segments;
 }
 
 /** A segment of the panel was saved or deleted in this isolate: the panel's answer is read again. */

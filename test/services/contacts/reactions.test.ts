@@ -1,8 +1,11 @@
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { wireContactReactions } from "../../../src/jobs/contact-reactions";
-import { contactReactionNames } from "../../../src/services/contacts/reactions";
+import { contactReactionNames, reactAfterWrite } from "../../../src/services/contacts/reactions";
+import { liveJourneys } from "../../../src/services/journeys/live-journeys";
+import { panelSegments } from "../../../src/services/segments/panel-segments";
 import { defineActivity, eventually } from "../../support/activity";
-import { admin, apiFor, createPanel } from "../../support/helpers";
+import { admin, ADMIN_TOKEN, apiFor, call, createPanel, panelData } from "../../support/helpers";
 import { importCsv } from "../../support/imports";
 import { act, countersOf, cronAllAt, puneSegmentJourney, startJourney } from "../../support/journeys";
 
@@ -12,6 +15,48 @@ describe("after a contact changed", () => {
     expect(contactReactionNames()).toEqual(["segments", "journeys"]);
     wireContactReactions();
     expect(contactReactionNames()).toEqual(["segments", "journeys"]);
+  });
+
+  it("a write hands its reactions to waitUntil unless this isolate knows the panel has no segment reading the change and no journey a contact enters", async () => {
+    await import("../../../src/index");
+    const panel = await createPanel();
+    const handed: Array<Promise<unknown>> = [];
+    const ctx = { env, panelId: panel.id, now: Date.now(), waitUntil: (work: Promise<unknown>) => void handed.push(work) };
+    const contact = { id: 0, key: "nobody@example.com", attributes: { EMAIL: "nobody@example.com" } };
+    /** How many writes of `changes` hand their reactions on, once this isolate holds the panel's answers. */
+    const handedFor = async (...changes: Array<"attributes" | "lists">) => {
+      await panelSegments(panelData, panel.id);
+      await liveJourneys(panelData, panel.id);
+      const before = handed.length;
+      reactAfterWrite(ctx, contact, changes, false);
+      await Promise.all(handed);
+      return handed.length - before;
+    };
+
+    // Not known yet: the reactions run, and read the panel's answers.
+    reactAfterWrite(ctx, contact, ["attributes", "lists"], false);
+    expect(handed).toHaveLength(1);
+    await Promise.all(handed);
+    // Known, and nothing reacts: nothing is handed on.
+    expect(await handedFor("attributes", "lists")).toBe(0);
+
+    // A segment of an attribute reacts to an attribute's write, not to a list's.
+    const segment = await admin("POST", `/panels/${panel.id}/segments`, { name: "Pune", match: { all: [{ attribute: "CITY", op: "eq", value: "Pune" }] } });
+    expect(segment.status).toBe(201);
+    expect(await handedFor("attributes")).toBe(1);
+    expect(await handedFor("lists")).toBe(0);
+    const deleted = await call(`/admin/v1/panels/${panel.id}/segments/${segment.body.id}`, { method: "DELETE", headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expect(deleted.status).toBe(204);
+    expect(await handedFor("attributes", "lists")).toBe(0);
+
+    // A running journey of a list: a contact write can enter it; paused, or of an activity, it cannot.
+    const vip = (await apiFor(panel)("lists", "add", { listname: "VIP" })).body.listid;
+    const journey = await startJourney(panel, { trigger: { type: "list", listid: vip }, steps: [{ id: "hi", type: "sms", text: "Hi" }] });
+    expect(await handedFor("attributes")).toBe(1);
+    expect((await admin("POST", `${journey.path}/status`, { status: "paused" })).status).toBe(200);
+    await defineActivity(panel, "add_to_cart");
+    await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, steps: [{ id: "hi", type: "sms", text: "Hi" }] });
+    expect(await handedFor("attributes", "lists")).toBe(0);
   });
 
   it("every write path reaches segments and journeys: the envelope's add, the panel's edit and an import", async () => {
