@@ -20,7 +20,8 @@ const kind = process.env.PROFILE ?? "api";
 const seconds = Number(process.env.SECONDS ?? 10);
 const inspectorPort = Number(process.env.INSPECTOR_PORT ?? 9300 + Math.floor(Math.random() * 600));
 const heap = process.env.HEAP === "1";
-const out = process.env.OUT ?? join(tmpdir(), `apiv2-${kind}.cpuprofile`);
+// One file per run (by process id), so runs side by side do not overwrite each other's profile.
+const out = process.env.OUT ?? join(tmpdir(), `apiv2-${kind}-${process.pid}.cpuprofile`);
 
 interface ProfileNode {
   id: number;
