@@ -2,6 +2,7 @@ import type { ShardDb } from "./shards";
 import { EVENT_CHANNELS } from "../domain/events";
 import { eventColumns, type EventRow } from "./events";
 import { chunk, inBucketRanges } from "./sql";
+import { notMovingHere } from "./panel-move/triggers";
 import type { BucketRanges } from "../domain/partitions";
 
 /**
@@ -29,8 +30,8 @@ export interface ArchivePart {
   state: ArchivePartState;
   /**
    * The shard that wrote it, named in its key: a split's moved event is on two shards until
-   * cleaning, and each may archive it first in a part of the same day. Null: written before
-   * shard migration 0116, under the key without it.
+   * cleaning, and each could archive it first in a part of the same day (until the sweep left the
+   * source's fenced copies, ARCHIVABLE). Null: written before shard migration 0116, under the key without it.
    */
   shard: number | null;
 }
@@ -66,6 +67,15 @@ const PANEL_EVENT_KINDS = `WITH RECURSIVE kinds(channel, name) AS (
   SELECT k.channel, (SELECT MIN(e.name) FROM events e WHERE e.panel_id = ?1 AND e.channel = k.channel AND e.name > k.name) FROM kinds k WHERE k.name IS NOT NULL)`;
 
 /**
+ * An event row `e` the retention sweep may take: not one a move holds here (notMovingHere). A
+ * split's source keeps its copies of the moved events, fenced, from the switch until cleaning
+ * deletes them (decision 0047); the target archives the events, so the source archiving its
+ * copies would list them twice (its part names their owners) and then fail to delete them. A
+ * whole panel's rows in transit here (a copy landing, old rows going) are left alike.
+ */
+const ARCHIVABLE = notMovingHere("e");
+
+/**
  * Of the given panels, those with events that happened and were received before their own
  * `before` (what oldestEventDay finds non-null), in one statement: the panels' (channel, name)
  * pairs are found as PANEL_EVENT_KINDS finds one panel's, and each pair's index range is read
@@ -83,7 +93,7 @@ export async function panelsWithEventsBefore(db: ShardDb, panels: ReadonlyArray<
          SELECT k.panel, k.before, k.channel, (SELECT MIN(e.name) FROM events e WHERE e.panel_id = k.panel AND e.channel = k.channel AND e.name > k.name)
          FROM kinds k WHERE k.name IS NOT NULL)
        SELECT DISTINCT k.panel FROM kinds k
-       WHERE k.name IS NOT NULL AND EXISTS (SELECT 1 FROM events e WHERE e.panel_id = k.panel AND e.channel = k.channel AND e.name = k.name AND e.occurred_at < k.before AND e.received_at < k.before)`,
+       WHERE k.name IS NOT NULL AND EXISTS (SELECT 1 FROM events e WHERE e.panel_id = k.panel AND e.channel = k.channel AND e.name = k.name AND e.occurred_at < k.before AND e.received_at < k.before AND ${ARCHIVABLE})`,
     )
     .bind(JSON.stringify(panels.map((p) => [p.id, p.before])))
     .all<{ panel: string }>();
@@ -99,7 +109,7 @@ export async function oldestEventDay(db: ShardDb, panelId: string, before: numbe
     .prepare(
       `${PANEL_EVENT_KINDS}
        SELECT MIN((SELECT MIN(e.occurred_at) FROM events e
-                   WHERE e.panel_id = ?1 AND e.channel = k.channel AND e.name = k.name AND e.occurred_at < ?2 AND e.received_at < ?2)) AS at
+                   WHERE e.panel_id = ?1 AND e.channel = k.channel AND e.name = k.name AND e.occurred_at < ?2 AND e.received_at < ?2 AND ${ARCHIVABLE})) AS at
        FROM kinds k WHERE k.name IS NOT NULL`,
     )
     .bind(panelId, before)
@@ -114,7 +124,7 @@ export async function eventRowsOfDay(db: ShardDb, panelId: string, day: number, 
       `${PANEL_EVENT_KINDS}
        SELECT ${eventColumns("e")} FROM kinds k
          CROSS JOIN events e ON e.panel_id = ?1 AND e.channel = k.channel AND e.name = k.name AND e.occurred_at >= ?2 AND e.occurred_at < ?3
-       WHERE k.name IS NOT NULL AND e.received_at < ?4 ORDER BY e.id LIMIT ?5`,
+       WHERE k.name IS NOT NULL AND e.received_at < ?4 AND ${ARCHIVABLE} ORDER BY e.id LIMIT ?5`,
     )
     .bind(panelId, day, day + DAY_MS, before, limit)
     .all<EventRow>();

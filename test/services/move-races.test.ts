@@ -16,6 +16,7 @@ import { publishDueBroadcasts } from "../../src/services/broadcasts/publish";
 import { waitForCampaign } from "../support/broadcasts";
 import { recordEvents } from "../../src/services/pipeline/record";
 import { archivePanel, resumeArchiveParts } from "../../src/services/retention/archive";
+import { archiveOldEvents } from "../../src/services/segments/archived-events";
 import { gunzipText } from "../../src/lib/gzip";
 import { defineActivity, eventSettled, eventually, pipelineSettled, postActivity, profileEvents } from "../support/activity";
 import { listClearRedrive } from "../../src/services/lists/clear";
@@ -392,7 +393,7 @@ async function archivedOf(panelId: string): Promise<string[]> {
   const rows: string[] = [];
   for (const object of (await env.FILES.list({ prefix: `events/${panelId}/` })).objects) {
     const text = await gunzipText(await (await env.FILES.get(object.key))!.arrayBuffer());
-    rows.push(...text.split("\n").filter(Boolean).map((line) => JSON.parse(line) as { identity: string; params: string }).map((r) => `${r.identity} ${JSON.parse(r.params).page}`));
+    rows.push(...text.split("\n").filter(Boolean).map((line) => JSON.parse(line) as { identity: string | null; uniqueid: string | null; params: string }).map((r) => `${r.identity ?? r.uniqueid} ${JSON.parse(r.params).page}`));
   }
   return rows.sort();
 }
@@ -441,9 +442,9 @@ async function splitAfterArchiving() {
 
 /**
  * A panel whose old day (a moved contact's event, then a staying one's) is archived by both
- * shards of a split between its switch and cleaning: the source's part (both contacts) cannot
- * delete its fenced rows yet, the target's holds the moved copy. Each contact also has an event
- * of today, not archived. The split is left before cleaning.
+ * shards of a split between its switch and cleaning: the source's part holds the staying
+ * contact's event (its fenced copy of the moved one is left to cleaning), the target's the moved
+ * one. Each contact also has an event of today, not archived. The split is left before cleaning.
  */
 async function archivedOnBothShards(prefix: string) {
   const keys = Array.from({ length: 8 }, (_, i) => `${prefix}${i}@example.com`);
@@ -467,14 +468,14 @@ async function archivedOnBothShards(prefix: string) {
   expect(await split.step()).toEqual({ next: "now" });
   expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
 
-  // Each shard's archive sweep takes the day: the source's part (both contacts) cannot delete the fenced rows yet.
+  // Each shard's archive sweep takes the day, the source its own buckets' events of it.
   const now = Date.now();
-  await archivePanel(env.FILES, { db: panelData, index: TEST_SHARD }, { id: panel.id, eventRetentionDays: 30 }, now, 10, async () => {}).catch(() => 0);
+  expect(await archivePanel(env.FILES, { db: panelData, index: TEST_SHARD }, { id: panel.id, eventRetentionDays: 30 }, now, 10, async () => {})).toBe(1);
   expect(await archivePanel(env.FILES, { db: shard0, index: 0 }, { id: panel.id, eventRetentionDays: 30 }, now, 10, async () => {})).toBe(1);
   return { panel, mover: mover!, stayer: stayer!, split, old, now };
 }
 
-/** The split's cleaning, then the source's part finished (its rows deleted). */
+/** The split's cleaning, then whatever archive part the source left unfinished taken up. */
 async function cleaned(split: Awaited<ReturnType<typeof recordedSplit>>, now: number) {
   split.settle();
   expect(await split.step()).toEqual({ next: "none" });
@@ -482,7 +483,7 @@ async function cleaned(split: Awaited<ReturnType<typeof recordedSplit>>, now: nu
 }
 
 describe("a day archived on both shards of a split (decision 0047)", () => {
-  it("keeps every event of the day in R2 when the source archives it under the fence and the target archives its moved copies", async () => {
+  it("keeps every event of the day in R2, once: the source archives its own buckets' events under the fence, the target the moved ones", async () => {
     const { panel, mover, stayer, split, now } = await archivedOnBothShards("both");
     await cleaned(split, now);
     expect(await panelData.prepare("SELECT COUNT(*) AS n FROM events WHERE panel_id = ? AND occurred_at < ?").bind(panel.id, now - DAY).first<number>("n")).toBe(0);
@@ -491,17 +492,53 @@ describe("a day archived on both shards of a split (decision 0047)", () => {
     const events = await admin("GET", `/panels/${panel.id}/contacts/${encodeURIComponent(stayer)}/events`);
     expect(events.status, JSON.stringify(events.body)).toBe(200);
     expect(events.body.events.map((e: { identity: string; params: { page: string } }) => `${e.identity} ${e.params.page}`)).toEqual([`${stayer} /new`, `${stayer} /old`]);
-    expect([...new Set(await archivedOf(panel.id))].sort()).toEqual([`${mover} /old`, `${stayer} /old`].sort());
+    expect(await archivedOf(panel.id)).toEqual([`${mover} /old`, `${stayer} /old`].sort());
   });
 
   it("a webhook replay's dry run counts each event once, as the replay takes it, before and after cleaning", async () => {
     const { panel, split, old, now } = await archivedOnBothShards("dry");
     const hook = await createWebhook(panel);
     const span = { from: new Date(old - DAY).toISOString(), to: new Date().toISOString() };
-    // Two old events (one archived on both shards, the moved one's row fenced on the source) and two of today (the moved one's a row on both).
+    // Two old events (the moved one archived on the target, its row fenced on the source) and two of today (the moved one's a row on both).
     expect((await admin("POST", `${hook.path}/replays`, { ...span, dry_run: true })).body).toEqual({ dry_run: true, events: 4, batches: 1 });
     await cleaned(split, now);
     expect((await admin("POST", `${hook.path}/replays`, { ...span, dry_run: true })).body).toEqual({ dry_run: true, events: 4, batches: 1 });
+  });
+});
+
+describe("an old day archived by the cron while a split's source still holds the moved rows (decision 0047)", () => {
+  it("a moved visitor's and contact's archived events are listed, counted and archived once between the switch and cleaning, and after", async () => {
+    const pick = keysOnBothSides("sweep", 4);
+    const { panel } = await panelWithList("Sweep", pick);
+    const keys = pick(panel.id);
+    const [mover, stayer] = [keys.find((k) => moving(panel.id, k))!, keys.find((k) => !moving(panel.id, k))!];
+    const visitor = Array.from({ length: 40 }, (_, i) => `sweeper-${i}`).find((u) => moving(panel.id, u))!;
+    expect((await admin("PATCH", `/panels/${panel.id}`, { event_retention_days: 30 })).status).toBe(200);
+    // An old day of the moved contact, the moved anonymous visitor and a staying contact, before the split.
+    const old = Math.floor(Date.now() / DAY) * DAY - 40 * DAY;
+    const view = (who: { identity: string } | { uniqueid: string }) => ({ channel: "custom_activity" as const, name: "view", ...who, params: { page: "/old" }, occurredAt: old });
+    await recordEvents(env, { id: panel.id }, [view({ identity: mover }), view({ uniqueid: visitor }), view({ identity: stayer })], { now: old });
+    await pipelineSettled(panel.id);
+    const hook = await createWebhook(panel);
+    const span = { from: new Date(old - DAY).toISOString(), to: new Date().toISOString() };
+
+    const pageOf = async (path: string) => {
+      const page = await admin("GET", `/panels/${panel.id}/${path}/events?limit=10`);
+      expect(page.status, JSON.stringify(page.body)).toBe(200);
+      return page.body.events.map((e: { identity: string | null; uniqueid: string | null; params: { page: string } }) => `${e.identity ?? e.uniqueid} ${e.params.page}`);
+    };
+    // Each time: the archive cron sweeps every shard (the target's moved rows, the source's own and
+    // whatever it left half done), then what an operator reads.
+    await checkedAcrossCleaning(await recordedSplit(panel.id), async () => {
+      await archiveOldEvents.run(env, Date.now());
+      expect(await pageOf(`profiles/${encodeURIComponent(visitor)}`)).toEqual([`${visitor} /old`]);
+      expect(await pageOf(`contacts/${encodeURIComponent(mover)}`)).toEqual([`${mover} /old`]);
+      expect(await pageOf(`contacts/${encodeURIComponent(stayer)}`)).toEqual([`${stayer} /old`]);
+      expect((await admin("POST", `${hook.path}/replays`, { ...span, dry_run: true })).body).toEqual({ dry_run: true, events: 3, batches: 1 });
+      // Every event of the day left the shards for R2, once (the source's fenced copies of the moved ones go with cleaning).
+      for (const [db, below] of [[panelData, AT], [shard0, 4096]] as const) expect(await db.prepare("SELECT COUNT(*) AS n FROM events WHERE panel_id = ? AND bucket < ?").bind(panel.id, below).first<number>("n")).toBe(0);
+      expect(await archivedOf(panel.id)).toEqual([`${mover} /old`, `${stayer} /old`, `${visitor} /old`].sort());
+    });
   });
 });
 

@@ -39,9 +39,10 @@ const DAY_MS = 86_400_000;
 
 /**
  * A part's object. The shard is in the key: a partition split (decision 0047) leaves a moved
- * event on its source and its target until cleaning, and each may archive it as the first event
- * of a part of the same day, so under the panel, day and first id alone the later write replaced
- * the other's rows. A part recorded before the shard was (null) keeps its key without it.
+ * event on its source and its target until cleaning, and each could archive it as the first event
+ * of a part of the same day (the source no longer does: the sweep leaves its fenced copies), so
+ * under the panel, day and first id alone the later write replaced the other's rows. A part
+ * recorded before the shard was (null) keeps its key without it.
  */
 export function archiveKey(panelId: string, { day, part, shard }: PartName): string {
   const date = new Date(day).toISOString();
