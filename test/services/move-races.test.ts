@@ -4,7 +4,7 @@ import { contactBucket } from "../../src/domain/partitions";
 import { estimateAudience } from "../../src/services/broadcasts/audience-estimate";
 import { MOVE_TUNING, runMoveStep, type MoveTuning } from "../../src/services/panels/move";
 import { getPanelMove, insertPanelMove } from "../../src/store/panel-moves";
-import { admin, ADMIN_TOKEN, apiFor, BASE, call, createPanel, fetchWith, jobFinished, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
+import { admin, ADMIN_TOKEN, apiFor, BASE, call, createPanel, fetchWith, jobFinished, keptMail, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
 import { getPanel } from "../../src/store/panels";
 import { getSegment } from "../../src/store/segments";
 import { panelOwningShards } from "../../src/services/access/partitions";
@@ -140,7 +140,7 @@ async function switchedWithSegment(prefix: string) {
   expect(saved.status, JSON.stringify(saved.body)).toBe(201);
   expect(await split.step()).toEqual({ next: "now" });
   expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
-  return { keys, panel, match, listId: lists.lists[0].id as number, segmentId: saved.body.id as string };
+  return { keys, panel, split, match, listId: lists.lists[0].id as number, segmentId: saved.body.id as string };
 }
 
 describe("reads of a panel while its split's source still holds the moved rows (decision 0047)", () => {
@@ -649,5 +649,127 @@ describe("a moved contact erased while a split's source still holds its rows (de
     expect(await split.step()).toEqual({ next: "none" });
     expect(await members()).toEqual([keys.length - 1]);
     expect(await rowsOf()).toEqual([0, 0, 0, 0, 0, 0]);
+  });
+});
+
+/** How many rows naming `id` in `column` of `table` the panel has on each shard (the home, the split's source, first). */
+async function rowsNaming(panelId: string, table: string, column: string, id: string): Promise<number[]> {
+  const counts: number[] = [];
+  for (const db of [panelData, shard0]) counts.push((await db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE panel_id = ? AND ${column} = ?`).bind(panelId, id).first<number>("n"))!);
+  return counts;
+}
+
+/**
+ * The panel of splittingList with a double opt-in form to another list, each contact's signup on
+ * its page waiting for confirmation (with the visitor's IP address), switched and not yet cleaned.
+ */
+async function switchedWithSignups(prefix: string) {
+  const { keys, panel, split } = await splittingList(prefix);
+  const later = (await admin("POST", `/panels/${panel.id}/lists`, { name: "Later" })).body.id as number;
+  const form = (await admin("POST", `/panels/${panel.id}/forms`, { name: "Join", fields: [{ attribute: "EMAIL" }], lists: [later] })).body as { id: string };
+  for (const [i, key] of keys.entries()) {
+    const request = new Request(`${BASE}/f/${form.id}`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", "cf-connecting-ip": `198.51.100.${i + 1}` },
+      body: `EMAIL=${encodeURIComponent(key)}`,
+      redirect: "manual",
+    });
+    expect((await fetchWith({ MAILER: keptMail().MAILER }, request)).status).toBe(200);
+  }
+  expect(await split.step()).toEqual({ next: "now" });
+  expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+  const moved = keys.filter((k) => moving(panel.id, k)).length;
+  // The source (the home) still holds its copies of the moved contacts' signups, fenced.
+  expect(await rowsNaming(panel.id, "form_signups", "form_id", form.id)).toEqual([keys.length, moved]);
+  return { keys, panel, split, form, moved };
+}
+
+/** `gone` (what an operator reads after a delete of `id`) holds before the split's cleaning and after it, and then no row of `left` (table, column) names `id` on either shard. */
+async function goneAcrossCleaning(split: Awaited<ReturnType<typeof recordedSplit>>, panelId: string, id: string, gone: () => Promise<void>, left: ReadonlyArray<readonly [string, string]>) {
+  await gone();
+  split.settle();
+  expect(await split.step()).toEqual({ next: "none" });
+  await gone();
+  for (const [table, column] of left) expect(await rowsNaming(panelId, table, column, id), table).toEqual([0, 0]);
+}
+
+/** An admin DELETE of `path` answering `{ deleted: true }`; the check it returns: again, it answers 404. */
+async function deletedOnce(path: string): Promise<() => Promise<void>> {
+  const removed = await admin("DELETE", path);
+  expect(removed.status, JSON.stringify(removed.body)).toBe(200);
+  expect(removed.body).toEqual({ deleted: true });
+  return async () => expect((await admin("DELETE", path)).status).toBe(404);
+}
+
+describe("configuration deleted while a split's source still holds moved rows naming it (decision 0047)", () => {
+  it("a saved segment's delete answers 204 once between the switch and cleaning, the segment is gone from every read, and none of its rows is left after cleaning", async () => {
+    const { keys, panel, split, segmentId } = await switchedWithSegment("dropped");
+    const moved = keys.filter((k) => moving(panel.id, k)).length;
+    // The source (the home) still holds its copies of the moved members, fenced.
+    expect(await rowsNaming(panel.id, "segment_members", "segment_id", segmentId)).toEqual([keys.length, moved]);
+
+    const path = `/panels/${panel.id}/segments/${segmentId}`;
+    const remove = () => call(`/admin/v1${path}`, { method: "DELETE", headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const removed = await remove();
+    expect(removed.status, await removed.clone().text()).toBe(204);
+    const gone = async () => {
+      expect((await admin("GET", `/panels/${panel.id}/segments`)).body.segments).toEqual([]);
+      expect((await admin("GET", path)).status).toBe(404);
+      expect((await admin("GET", `${path}/contacts?limit=100`)).status).toBe(404);
+      expect((await remove()).status).toBe(404);
+    };
+    const left = [["segments", "id"], ["segment_members", "segment_id"], ["segment_changes", "segment_id"], ["panel_counts", "subject"], ["journey_list_entries", "segment_id"]] as const;
+    await goneAcrossCleaning(split, panel.id, segmentId, gone, left);
+  });
+
+  it("a topic's delete answers once between the switch and cleaning, the topic is gone, and none of its opt-outs is left after cleaning", async () => {
+    const { keys, panel, split } = await splittingList("optout");
+    const topic = (await admin("POST", `/panels/${panel.id}/topics`, { name: "News" })).body as { id: string };
+    // Every contact left the topic, as its preference page records it.
+    await panelData.prepare("INSERT INTO topic_optouts (panel_id, contact_id, topic_id, created_at) SELECT panel_id, id, ?, ? FROM contacts WHERE panel_id = ?").bind(topic.id, Date.now(), panel.id).run();
+    expect(await split.step()).toEqual({ next: "now" });
+    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    const moved = keys.filter((k) => moving(panel.id, k)).length;
+    expect(await rowsNaming(panel.id, "topic_optouts", "topic_id", topic.id)).toEqual([keys.length, moved]);
+
+    const again = await deletedOnce(`/panels/${panel.id}/topics/${topic.id}`);
+    const gone = async () => {
+      expect((await admin("GET", `/panels/${panel.id}/topics`)).body.topics).toEqual([]);
+      await again();
+    };
+    await goneAcrossCleaning(split, panel.id, topic.id, gone, [["topics", "id"], ["topic_optouts", "topic_id"]]);
+  });
+
+  it("a signup form's delete answers once between the switch and cleaning, its page is gone, and none of its waiting signups is left after cleaning", async () => {
+    const { panel, split, form } = await switchedWithSignups("signup");
+    const again = await deletedOnce(`/panels/${panel.id}/forms/${form.id}`);
+    const gone = async () => {
+      expect((await admin("GET", `/panels/${panel.id}/forms`)).body.forms).toEqual([]);
+      expect((await call(`/f/${form.id}`)).status).toBe(404);
+      await again();
+    };
+    await goneAcrossCleaning(split, panel.id, form.id, gone, [["signup_forms", "id"], ["form_signups", "form_id"]]);
+  });
+});
+
+describe("form settings changed while a split's source still holds moved contacts' waiting signups (decision 0047)", () => {
+  it("turning off keeping visitors' clients answers once between the switch and cleaning, and no waiting signup keeps an IP address after cleaning", async () => {
+    const { keys, panel, split, moved } = await switchedWithSignups("forgotten");
+    const saved = await admin("PUT", `/panels/${panel.id}/form-settings`, { consent_keeps_client: false });
+    expect(saved.status, JSON.stringify(saved.body)).toBe(200);
+    expect((await admin("GET", `/panels/${panel.id}/form-settings`)).body).toMatchObject({ consent_keeps_client: false });
+    const kept = async () => {
+      const counts: number[] = [];
+      for (const db of [panelData, shard0]) counts.push((await db.prepare("SELECT COUNT(*) AS n FROM form_signups WHERE panel_id = ? AND ip IS NOT NULL").bind(panel.id).first<number>("n"))!);
+      return counts;
+    };
+    // Only the source's fenced copies of the moved signups still hold one, until cleaning deletes them.
+    expect(await kept()).toEqual([moved, 0]);
+    expect(await rowsNaming(panel.id, "form_signups", "panel_id", panel.id)).toEqual([keys.length, moved]);
+
+    split.settle();
+    expect(await split.step()).toEqual({ next: "none" });
+    expect(await kept()).toEqual([0, 0]);
+    expect(await rowsNaming(panel.id, "form_signups", "panel_id", panel.id)).toEqual([keys.length - moved, moved]);
   });
 });
