@@ -565,13 +565,19 @@ describe("a panel's journey messages while a split's source still holds the move
   });
 });
 
+/** The panel of splittingList with a campaign to its list scheduled to send now (`id`), not yet published. */
+async function splittingWithCampaign(prefix: string) {
+  const { keys, panel, split } = await splittingList(prefix);
+  expect((await admin("PATCH", `/panels/${panel.id}`, { campaign_lead_minutes: 0 })).status).toBe(200);
+  const list = (await admin("GET", `/panels/${panel.id}/lists`)).body.lists[0].id as number;
+  const id = (await listCampaign(panel, list, { draft: true })).body.id as string;
+  expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/schedule`, { send_now: true })).status).toBe(200);
+  return { keys, panel, split, id };
+}
+
 describe("a campaign's recipients while a split's source still holds the moved rows (decision 0047)", () => {
   it("the recipients page and its CSV list each recipient once between the switch and cleaning, and after", async () => {
-    const { keys, panel, split } = await splittingList("recipient");
-    expect((await admin("PATCH", `/panels/${panel.id}`, { campaign_lead_minutes: 0 })).status).toBe(200);
-    const list = (await admin("GET", `/panels/${panel.id}/lists`)).body.lists[0].id as number;
-    const id = (await listCampaign(panel, list, { draft: true })).body.id as string;
-    expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/schedule`, { send_now: true })).status).toBe(200);
+    const { keys, panel, split, id } = await splittingWithCampaign("recipient");
     await publishDueBroadcasts(env, Date.now());
     expect(await waitForCampaign(panel, id)).toMatchObject({ status: "sent" });
 
@@ -749,6 +755,30 @@ describe("configuration deleted while a split's source still holds moved rows na
       await again();
     };
     await goneAcrossCleaning(split, panel.id, form.id, gone, [["signup_forms", "id"], ["form_signups", "form_id"]]);
+  });
+});
+
+describe("a cancelled campaign deleted while a split's source still holds its moved recipients (decision 0047)", () => {
+  it("the delete answers once between the switch and cleaning, the campaign is gone, and none of its rows is left after cleaning", async () => {
+    const { keys, panel, split, id } = await splittingWithCampaign("withdrawn");
+    // Published, its sends held, then cancelled before any was sent: it reached no one.
+    await publishDueBroadcasts(withBindings(env, { SENDS: collectingQueue() }), Date.now());
+    expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/cancel`, {})).body).toMatchObject({ status: "cancelled" });
+    expect(await split.step()).toEqual({ next: "now" });
+    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    const moved = keys.filter((k) => moving(panel.id, k)).length;
+    expect(await rowsNaming(panel.id, "campaign_messages", "campaign_id", id)).toEqual([keys.length, moved]);
+
+    const path = `/panels/${panel.id}/campaigns/${id}`;
+    const removed = await admin("DELETE", path);
+    expect(removed.status, JSON.stringify(removed.body)).toBe(200);
+    expect(removed.body).toEqual({ id, outcome: "deleted" });
+    const gone = async () => {
+      expect((await admin("GET", `/panels/${panel.id}/campaigns`)).body.campaigns).toEqual([]);
+      expect((await admin("GET", path)).status).toBe(404);
+    };
+    const left = [["campaigns", "id"], ...["campaign_messages", "campaign_shards", "campaign_parts"].map((table) => [table, "campaign_id"] as const)] as const;
+    await goneAcrossCleaning(split, panel.id, id, gone, left);
   });
 });
 
