@@ -255,28 +255,38 @@ describe("list counters of a split that switched before its source was recounted
   });
 });
 
+/**
+ * A running activity journey (webhook, one hour's delay, webhook) that `count` contacts of
+ * `prefix`, half of them in the split's buckets, entered and wait in: `enter` enters another.
+ */
+async function journeyWithWaiters(prefix: string, count: number) {
+  const panel = await createPanel();
+  const api = apiFor(panel);
+  const cart = await defineActivity(panel, "add_to_cart");
+  const hook = await createWebhook(panel);
+  const journey = await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, steps: helloPauseLater(hook.id) });
+  // The contact added, then its activity until the pipeline is done with it on the contact's shard.
+  const enter = async (key: string) => {
+    expect((await api("contact", "add", { data: { EMAIL: key } })).status).toBe(200);
+    const posted = await postActivity(panel.clientId, { activityid: cart, identity: key });
+    expect(posted.status).toBe(200);
+    await eventSettled(panel.id, posted.body.guid, [panelData, shard0]);
+  };
+  // The journey's counters (its page, the canvas's figures) and its report.
+  const figures = async () => {
+    const { entered, active, steps } = await countersOf(journey);
+    return { entered, active, acted: steps.hello.acted, waiting: steps.pause.waiting, report: (await admin("GET", `${journey.path}/report`)).body.steps.pause.waiting };
+  };
+  const keys = keysOnBothSides(prefix, count)(panel.id);
+  for (const key of keys) await enter(key);
+  return { panel, journey, keys, enter, figures };
+}
+
 describe("a journey's figures while a split's source still holds the moved rows (decision 0047)", () => {
   it("a journey's counters and its report count each instance and wait once between the switch and cleaning, and after", async () => {
-    const panel = await createPanel();
-    const api = apiFor(panel);
-    const cart = await defineActivity(panel, "add_to_cart");
-    const hook = await createWebhook(panel);
-    const journey = await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, steps: helloPauseLater(hook.id) });
-    const [keys, fresh] = [keysOnBothSides("waiter", 6)(panel.id), keysOnBothSides("waiternew", 2)(panel.id)];
-    // The contact added, then its activity until the pipeline is done with it on the contact's shard.
-    const enter = async (key: string) => {
-      expect((await api("contact", "add", { data: { EMAIL: key } })).status).toBe(200);
-      const posted = await postActivity(panel.clientId, { activityid: cart, identity: key });
-      expect(posted.status).toBe(200);
-      await eventSettled(panel.id, posted.body.guid, [panelData, shard0]);
-    };
-    // The journey's counters (its page, the canvas's figures) and its report.
-    const figures = async () => {
-      const { entered, active, steps } = await countersOf(journey);
-      return { entered, active, acted: steps.hello.acted, waiting: steps.pause.waiting, report: (await admin("GET", `${journey.path}/report`)).body.steps.pause.waiting };
-    };
+    const { panel, keys, enter, figures } = await journeyWithWaiters("waiter", 6);
+    const fresh = keysOnBothSides("waiternew", 2)(panel.id);
     const each = (n: number) => ({ entered: n, active: n, acted: n, waiting: n, report: n });
-    for (const key of keys) await enter(key);
     expect(await figures()).toEqual(each(keys.length));
 
     const split = await recordedSplit(panel.id);
@@ -801,5 +811,28 @@ describe("form settings changed while a split's source still holds moved contact
     expect(await split.step()).toEqual({ next: "none" });
     expect(await kept()).toEqual([0, 0]);
     expect(await rowsNaming(panel.id, "form_signups", "panel_id", panel.id)).toEqual([keys.length - moved, moved]);
+  });
+});
+
+describe("a journey stopped while a split's source still holds its moved instances (decision 0047)", () => {
+  it("the stop answers once between the switch and cleaning, every instance ends and no wait is left, and none is active on either shard after cleaning", async () => {
+    const { panel, journey, keys, figures } = await journeyWithWaiters("stopper", 6);
+    const split = await recordedSplit(panel.id);
+    expect(await split.step()).toEqual({ next: "now" });
+    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+
+    const stopped = await admin("POST", `${journey.path}/status`, { status: "stopped" });
+    expect(stopped.status, JSON.stringify(stopped.body)).toBe(200);
+    expect(stopped.body).toMatchObject({ status: "stopped" });
+    const ended = { entered: keys.length, active: 0, acted: keys.length, waiting: 0, report: 0 };
+    expect(await figures()).toEqual(ended);
+
+    split.settle();
+    expect(await split.step()).toEqual({ next: "none" });
+    expect(await figures()).toEqual(ended);
+    for (const db of [panelData, shard0]) {
+      expect(await db.prepare("SELECT COUNT(*) AS n FROM journey_instances WHERE panel_id = ? AND status = 'active'").bind(panel.id).first<number>("n")).toBe(0);
+      expect(await db.prepare("SELECT COUNT(*) AS n FROM journey_points WHERE panel_id = ? AND outcome IS NULL").bind(panel.id).first<number>("n")).toBe(0);
+    }
   });
 });
