@@ -152,11 +152,16 @@ export function dropMirroredTopicsStatements(db: ShardDb, panelId: string, keep:
   ];
 }
 
-/** Drops the topics `ids` from a mirror and their opt-outs there (a mirror's resync: topics the home deleted). */
-export function dropTopicsStatements(db: ShardDb, panelId: string, ids: readonly string[]): D1PreparedStatement[] {
+/**
+ * Drops the topics `ids` from a mirror and their opt-outs there (a mirror's resync: topics the
+ * home deleted), the opt-outs within `buckets` as deleteTopic's.
+ */
+export function dropTopicsStatements(db: ShardDb, panelId: string, ids: readonly string[], buckets: BucketRanges | null = null): D1PreparedStatement[] {
   const drop = JSON.stringify(ids);
   return [
-    db.prepare("DELETE FROM topic_optouts WHERE panel_id = ?1 AND topic_id IN (SELECT value FROM json_each(?2))").bind(panelId, drop),
+    db
+      .prepare(`DELETE FROM topic_optouts WHERE panel_id = ?1 AND topic_id IN (SELECT value FROM json_each(?2)) AND NOT ${fencedContactCopyHere("topic_optouts", "?3")}`)
+      .bind(panelId, drop, buckets && JSON.stringify(buckets)),
     db.prepare("DELETE FROM topics WHERE panel_id = ?1 AND id IN (SELECT value FROM json_each(?2))").bind(panelId, drop),
   ];
 }
