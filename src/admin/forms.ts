@@ -1,4 +1,4 @@
-import { mirrorShards } from "../services/access/partitions";
+import { panelOwningShards } from "../services/access/partitions";
 import { formSettingsAnswer, signupFormAnswer, signupFormDeletedAnswer, signupFormListAnswer } from "../domain/answers/forms";
 import { NEEDS } from "../domain/permissions";
 import { formSettingsBody, formSnippet, signupFormBody, type SignupForm } from "../domain/signup-forms";
@@ -45,8 +45,7 @@ async function fullView(env: Env, db: ShardDb, panel: Panel, form: SignupForm) {
   return { ...formView(env, form), snippet };
 }
 
-const formsContext = (env: Env, db: ShardDb, panel: Panel): FormsContext => ({ control: env.DB, db, mirrors: mirrorDbs(env, panel), panelId: panel.id, primaryKey: panel.primaryKey });
-const mirrorDbs = (env: Env, panel: Panel): ShardDb[] => mirrorShards(env, panel).map((m) => m.db);
+const formsContext = (env: Env, db: ShardDb, panel: Panel): FormsContext => ({ control: env.DB, db, shards: panelOwningShards(env, panel, db), panelId: panel.id, primaryKey: panel.primaryKey });
 
 const listForms = definePanelRoute({
   method: "GET",
@@ -131,7 +130,7 @@ const saveSettings = definePanelRoute({
   summary: "Set the Turnstile secret forms check answers with (kept encrypted; null removes it, absent keeps it) and whether consent records keep visitors' IP addresses and user agents",
   body: formSettingsBody,
   async handle({ env, caller, body, panel, db }) {
-    const settings = await saveFormSettings(env, db, panel.id, body, auditorOf(caller), mirrorDbs(env, panel));
+    const settings = await saveFormSettings(env, panelOwningShards(env, panel, db), panel.id, body, auditorOf(caller));
     return { turnstile_secret_set: settings.turnstileSecretEnc !== null, consent_keeps_client: settings.consentKeepsClient };
   },
 });

@@ -1,4 +1,4 @@
-import { panelOwningShards, panelShards } from "../services/access/partitions";
+import { panelOwningShards } from "../services/access/partitions";
 import { jobStartedAnswer } from "../domain/answers/contacts";
 import { NEEDS } from "../domain/permissions";
 import { countedSegmentAnswer, segmentContactsAnswer, segmentCountAnswer, segmentHistoryAnswer, segmentListAnswer, segmentPageAnswer } from "../domain/answers/segments";
@@ -115,7 +115,7 @@ const removeSegment = definePanelRoute({
   raw: { contentType: null, description: "Deleted" },
   summary: "Delete a segment (409 while a running or paused journey or a draft, scheduled, sending or paused campaign uses it)",
   async handle({ env, caller, path, panel, db }) {
-    unwrap(await removeSavedSegment(panelShards(env, panel, db), panel.id, path.segment, auditorOf(caller)));
+    unwrap(await removeSavedSegment(panelOwningShards(env, panel, db), panel.id, path.segment, auditorOf(caller)));
     return new Response(null, { status: 204 });
   },
 });

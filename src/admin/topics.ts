@@ -2,7 +2,7 @@ import { topicAnswer, topicDeletedAnswer, topicListAnswer } from "../domain/answ
 import { NEEDS } from "../domain/permissions";
 import { topicBody } from "../domain/topics";
 import { orNotFound, unwrap } from "../lib/http/errors";
-import { mirrorShards } from "../services/access/partitions";
+import { mirrorShards, panelOwningShards } from "../services/access/partitions";
 import { createTopic, noSuchTopicMessage, removeTopic, replaceTopic } from "../services/topics/topics";
 import { isoTime } from "../store/sql";
 import { getTopic, listTopics, type Topic } from "../store/topics";
@@ -69,7 +69,7 @@ const remove = definePanelRoute({
   response: topicDeletedAnswer,
   summary: "Delete a topic and its contacts' opt-outs; campaigns that named it then reach their whole audience",
   async handle({ env, caller, path, panel, db }) {
-    unwrap(await removeTopic(db, panel.id, mirrorShards(env, panel), path.id, auditorOf(caller)));
+    unwrap(await removeTopic(panelOwningShards(env, panel, db), panel.id, path.id, auditorOf(caller)));
     return { deleted: true as const };
   },
 });

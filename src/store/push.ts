@@ -1,7 +1,6 @@
 import type { ShardDb } from "./shards";
 import type { BucketRanges } from "../domain/partitions";
-import { deleteFencedHere } from "./panel-move/triggers";
-import { inBucketRanges } from "./sql";
+import { fencedCopyHere } from "./panel-move/triggers";
 
 /** A panel's push setup as stored; private keys stay encrypted here. */
 export interface PushSettingsRecord {
@@ -105,7 +104,7 @@ export async function deletePushSubscription(db: ShardDb, panelId: string, kind:
   const result = await db
     .prepare(
       `DELETE FROM push_subscriptions WHERE panel_id = ?1 AND kind = ?2 AND address = ?3
-       AND (?4 IS NULL OR ${inBucketRanges("bucket", "?4")} OR NOT (${deleteFencedHere("push_subscriptions")}))`,
+       AND NOT ${fencedCopyHere("push_subscriptions", "?4")}`,
     )
     .bind(panelId, kind, address, buckets && JSON.stringify(buckets))
     .run();

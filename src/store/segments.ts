@@ -9,6 +9,7 @@ import type { CompiledSegment, SegmentCatalog } from "./segment-sql";
 import type { BucketRange } from "./panel-move/tables";
 import type { BucketRanges } from "../domain/partitions";
 import { inBucketRanges } from "./sql";
+import { fencedContactCopyHere, fencedCopyHere } from "./panel-move/triggers";
 
 /**
  * Saved segments (CONTRACT 9), their members and the log of entries and exits. Membership
@@ -158,9 +159,13 @@ export async function segmentUsers(db: ShardDb, panelId: string, id: string): Pr
   return [...campaigns!.results.map((r) => ({ kind: "campaign" as const, ...r })), ...journeys!.results.map((r) => ({ kind: "journey" as const, ...r }))];
 }
 
-/** Deletes the segment, its members and its log; false when there was none. */
-export async function deleteSegment(db: ShardDb, panelId: string, id: string): Promise<boolean> {
-  const results = await db.batch(deleteSegmentsStatements(db, panelId, { only: [id] }));
+/**
+ * Deletes the segment, its members and its log; false when there was none. `buckets`: the
+ * shard's in the panel's map, whose fenced copies outside them are left to a split's cleaning
+ * (deleteSegmentsStatements).
+ */
+export async function deleteSegment(db: ShardDb, panelId: string, id: string, buckets: BucketRanges | null = null): Promise<boolean> {
+  const results = await db.batch(deleteSegmentsStatements(db, panelId, { only: [id] }, buckets));
   return results.at(-1)!.meta.changes > 0;
 }
 
@@ -584,16 +589,20 @@ export type SegmentSelection = { only: readonly string[] } | { except: readonly 
  * journey entries there: a segment deleted on its home, on a mirror, or the mirror's segments the
  * home no longer has (`except` the home's ids; `except: []` every one, a mirror made afresh or
  * left by the map). The segment rows go last, so the batch's last answer says whether any was there.
+ * With `buckets` (the shard's in the panel's map) a split's source's fenced copies of moved
+ * members and entries are left to its cleaning, which deletes every row of the moved buckets
+ * (fencedCopyHere; decision 0047): the delete goes through from the switch on.
  */
-export function deleteSegmentsStatements(db: ShardDb, panelId: string, which: SegmentSelection): D1PreparedStatement[] {
+export function deleteSegmentsStatements(db: ShardDb, panelId: string, which: SegmentSelection, buckets: BucketRanges | null = null): D1PreparedStatement[] {
   const [test, ids] = "only" in which ? ["IN", which.only] : ["NOT IN", which.except];
   const chosen = `id ${test} (SELECT value FROM json_each(?2))`;
   const of = `SELECT id FROM segments WHERE panel_id = ?1 AND ${chosen}`;
   const bound = JSON.stringify(ids);
+  const ranges = buckets && JSON.stringify(buckets);
   return [
-    db.prepare(`DELETE FROM journey_list_entries WHERE panel_id = ?1 AND segment_id IN (${of})`).bind(panelId, bound),
+    db.prepare(`DELETE FROM journey_list_entries WHERE panel_id = ?1 AND segment_id IN (${of}) AND NOT ${fencedContactCopyHere("journey_list_entries", "?3")}`).bind(panelId, bound, ranges),
     db.prepare(`DELETE FROM panel_counts WHERE panel_id = ?1 AND subject IN (${of})`).bind(panelId, bound),
-    db.prepare(`DELETE FROM segment_members WHERE segment_id IN (${of})`).bind(panelId, bound),
+    db.prepare(`DELETE FROM segment_members WHERE segment_id IN (${of}) AND NOT ${fencedCopyHere("segment_members", "?3")}`).bind(panelId, bound, ranges),
     db.prepare(`DELETE FROM segment_changes WHERE segment_id IN (${of})`).bind(panelId, bound),
     db.prepare(`DELETE FROM segments WHERE panel_id = ?1 AND ${chosen}`).bind(panelId, bound),
   ];

@@ -1,6 +1,8 @@
 import type { FormField, SignupForm } from "../domain/signup-forms";
 import type { ControlDb, ShardDb } from "./shards";
 import { isUniqueViolation } from "./sql";
+import type { BucketRanges } from "../domain/partitions";
+import { fencedContactCopyHere } from "./panel-move/triggers";
 
 // Signup forms (migrations/shard/0075_signup_forms.sql), their control directory (migrations/0067),
 // the panel's form settings, and double opt-in signups waiting for their confirmation.
@@ -84,14 +86,21 @@ export async function listSignupForms(db: ShardDb, panelId: string): Promise<Sig
   return results.map(fromRow);
 }
 
-/** The signups waiting on form `id` go (on the home with the form, or on a shard holding another of the panel's partitions). */
-export function deleteFormSignupsStatement(db: ShardDb, panelId: string, id: string): D1PreparedStatement {
-  return db.prepare("DELETE FROM form_signups WHERE panel_id = ? AND form_id = ?").bind(panelId, id);
+/**
+ * The signups waiting on form `id` go (on the home with the form, or on a shard holding another
+ * of the panel's partitions). With `buckets` (the shard's in the panel's map) a split's source's
+ * fenced copies of moved contacts' signups are left to its cleaning (fencedContactCopyHere;
+ * decision 0047).
+ */
+export function deleteFormSignupsStatement(db: ShardDb, panelId: string, id: string, buckets: BucketRanges | null = null): D1PreparedStatement {
+  return db
+    .prepare(`DELETE FROM form_signups WHERE panel_id = ?1 AND form_id = ?2 AND NOT ${fencedContactCopyHere("form_signups", "?3")}`)
+    .bind(panelId, id, buckets && JSON.stringify(buckets));
 }
 
 /** Deletes the form and the signups still waiting on it (their links stop working); false when there was none. */
-export async function deleteSignupForm(db: ShardDb, panelId: string, id: string): Promise<boolean> {
-  const [deleted] = await db.batch([db.prepare("DELETE FROM signup_forms WHERE panel_id = ? AND id = ?").bind(panelId, id), deleteFormSignupsStatement(db, panelId, id)]);
+export async function deleteSignupForm(db: ShardDb, panelId: string, id: string, buckets: BucketRanges | null = null): Promise<boolean> {
+  const [deleted] = await db.batch([db.prepare("DELETE FROM signup_forms WHERE panel_id = ? AND id = ?").bind(panelId, id), deleteFormSignupsStatement(db, panelId, id, buckets)]);
   return (deleted?.meta.changes ?? 0) > 0;
 }
 
@@ -133,7 +142,7 @@ export async function getFormSettings(db: ShardDb, panelId: string): Promise<For
  * and user agent of the signups still waiting for their confirmation (in the same batch): a
  * panel's pending signups are those of the last CONFIRMATION_TTL_HOURS, which housekeeping sweeps.
  */
-export async function putFormSettings(db: ShardDb, panelId: string, settings: FormSettings, now: number): Promise<void> {
+export async function putFormSettings(db: ShardDb, panelId: string, settings: FormSettings, now: number, buckets: BucketRanges | null = null): Promise<void> {
   const put = db
     .prepare(
       `INSERT INTO form_settings (panel_id, turnstile_secret_enc, consent_keeps_client, updated_at) VALUES (?, ?, ?, ?)
@@ -144,12 +153,18 @@ export async function putFormSettings(db: ShardDb, panelId: string, settings: Fo
     await put.run();
     return;
   }
-  await db.batch([put, forgetSignupClientsStatement(db, panelId)]);
+  await db.batch([put, forgetSignupClientsStatement(db, panelId, buckets)]);
 }
 
-/** The IP address and user agent of the panel's waiting signups are forgotten (putFormSettings; each other shard of its partitions too). */
-export function forgetSignupClientsStatement(db: ShardDb, panelId: string): D1PreparedStatement {
-  return db.prepare("UPDATE form_signups SET ip = NULL, user_agent = NULL WHERE panel_id = ? AND (ip IS NOT NULL OR user_agent IS NOT NULL)").bind(panelId);
+/**
+ * The IP address and user agent of the panel's waiting signups are forgotten (putFormSettings;
+ * each other shard of its partitions too). With `buckets`, a split's source's fenced copies are
+ * left as they are: cleaning deletes them (fencedContactCopyHere).
+ */
+export function forgetSignupClientsStatement(db: ShardDb, panelId: string, buckets: BucketRanges | null = null): D1PreparedStatement {
+  return db
+    .prepare(`UPDATE form_signups SET ip = NULL, user_agent = NULL WHERE panel_id = ?1 AND (ip IS NOT NULL OR user_agent IS NOT NULL) AND NOT ${fencedContactCopyHere("form_signups", "?2")}`)
+    .bind(panelId, buckets && JSON.stringify(buckets));
 }
 
 // ---- double opt-in signups waiting for their confirmation --------------------------------

@@ -1,5 +1,7 @@
 import type { ShardDb } from "./shards";
 import { isUniqueViolation } from "./sql";
+import type { BucketRanges } from "../domain/partitions";
+import { fencedContactCopyHere } from "./panel-move/triggers";
 
 /** A panel's topic (migrations/shard/0078_topics.sql). */
 export interface Topic {
@@ -56,11 +58,17 @@ export async function listTopics(db: ShardDb, panelId: string): Promise<Topic[]>
   return results.map(fromRow);
 }
 
-/** Deletes the topic and the opt-outs of it (nothing is left to opt out of); false when there was none. */
-export async function deleteTopic(db: ShardDb, panelId: string, id: string): Promise<boolean> {
+/**
+ * Deletes the topic and the opt-outs of it (nothing is left to opt out of); false when there was
+ * none. With `buckets` (the shard's in the panel's map) a split's source's fenced copies of moved
+ * contacts' opt-outs are left to its cleaning (fencedContactCopyHere; decision 0047).
+ */
+export async function deleteTopic(db: ShardDb, panelId: string, id: string, buckets: BucketRanges | null = null): Promise<boolean> {
   const [deleted] = await db.batch([
     db.prepare("DELETE FROM topics WHERE panel_id = ? AND id = ?").bind(panelId, id),
-    db.prepare("DELETE FROM topic_optouts WHERE panel_id = ? AND topic_id = ?").bind(panelId, id),
+    db
+      .prepare(`DELETE FROM topic_optouts WHERE panel_id = ?1 AND topic_id = ?2 AND NOT ${fencedContactCopyHere("topic_optouts", "?3")}`)
+      .bind(panelId, id, buckets && JSON.stringify(buckets)),
   ]);
   return deleted!.meta.changes > 0;
 }
@@ -144,11 +152,16 @@ export function dropMirroredTopicsStatements(db: ShardDb, panelId: string, keep:
   ];
 }
 
-/** Drops the topics `ids` from a mirror and their opt-outs there (a mirror's resync: topics the home deleted). */
-export function dropTopicsStatements(db: ShardDb, panelId: string, ids: readonly string[]): D1PreparedStatement[] {
+/**
+ * Drops the topics `ids` from a mirror and their opt-outs there (a mirror's resync: topics the
+ * home deleted), the opt-outs within `buckets` as deleteTopic's.
+ */
+export function dropTopicsStatements(db: ShardDb, panelId: string, ids: readonly string[], buckets: BucketRanges | null = null): D1PreparedStatement[] {
   const drop = JSON.stringify(ids);
   return [
-    db.prepare("DELETE FROM topic_optouts WHERE panel_id = ?1 AND topic_id IN (SELECT value FROM json_each(?2))").bind(panelId, drop),
+    db
+      .prepare(`DELETE FROM topic_optouts WHERE panel_id = ?1 AND topic_id IN (SELECT value FROM json_each(?2)) AND NOT ${fencedContactCopyHere("topic_optouts", "?3")}`)
+      .bind(panelId, drop, buckets && JSON.stringify(buckets)),
     db.prepare("DELETE FROM topics WHERE panel_id = ?1 AND id IN (SELECT value FROM json_each(?2))").bind(panelId, drop),
   ];
 }

@@ -4,7 +4,7 @@ import { contactBucket } from "../../src/domain/partitions";
 import { estimateAudience } from "../../src/services/broadcasts/audience-estimate";
 import { MOVE_TUNING, runMoveStep, type MoveTuning } from "../../src/services/panels/move";
 import { getPanelMove, insertPanelMove } from "../../src/store/panel-moves";
-import { admin, ADMIN_TOKEN, apiFor, BASE, call, createPanel, fetchWith, jobFinished, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
+import { admin, ADMIN_TOKEN, apiFor, BASE, call, createPanel, fetchWith, jobFinished, keptMail, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
 import { getPanel } from "../../src/store/panels";
 import { getSegment } from "../../src/store/segments";
 import { panelOwningShards } from "../../src/services/access/partitions";
@@ -141,7 +141,7 @@ async function switchedWithSegment(prefix: string) {
   expect(saved.status, JSON.stringify(saved.body)).toBe(201);
   expect(await split.step()).toEqual({ next: "now" });
   expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
-  return { keys, panel, match, listId: lists.lists[0].id as number, segmentId: saved.body.id as string };
+  return { keys, panel, split, match, listId: lists.lists[0].id as number, segmentId: saved.body.id as string };
 }
 
 describe("reads of a panel while its split's source still holds the moved rows (decision 0047)", () => {
@@ -256,28 +256,38 @@ describe("list counters of a split that switched before its source was recounted
   });
 });
 
+/**
+ * A running activity journey (webhook, one hour's delay, webhook) that `count` contacts of
+ * `prefix`, half of them in the split's buckets, entered and wait in: `enter` enters another.
+ */
+async function journeyWithWaiters(prefix: string, count: number) {
+  const panel = await createPanel();
+  const api = apiFor(panel);
+  const cart = await defineActivity(panel, "add_to_cart");
+  const hook = await createWebhook(panel);
+  const journey = await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, steps: helloPauseLater(hook.id) });
+  // The contact added, then its activity until the pipeline is done with it on the contact's shard.
+  const enter = async (key: string) => {
+    expect((await api("contact", "add", { data: { EMAIL: key } })).status).toBe(200);
+    const posted = await postActivity(panel.clientId, { activityid: cart, identity: key });
+    expect(posted.status).toBe(200);
+    await eventSettled(panel.id, posted.body.guid, [panelData, shard0]);
+  };
+  // The journey's counters (its page, the canvas's figures) and its report.
+  const figures = async () => {
+    const { entered, active, steps } = await countersOf(journey);
+    return { entered, active, acted: steps.hello.acted, waiting: steps.pause.waiting, report: (await admin("GET", `${journey.path}/report`)).body.steps.pause.waiting };
+  };
+  const keys = keysOnBothSides(prefix, count)(panel.id);
+  for (const key of keys) await enter(key);
+  return { panel, journey, keys, enter, figures };
+}
+
 describe("a journey's figures while a split's source still holds the moved rows (decision 0047)", () => {
   it("a journey's counters and its report count each instance and wait once between the switch and cleaning, and after", async () => {
-    const panel = await createPanel();
-    const api = apiFor(panel);
-    const cart = await defineActivity(panel, "add_to_cart");
-    const hook = await createWebhook(panel);
-    const journey = await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, steps: helloPauseLater(hook.id) });
-    const [keys, fresh] = [keysOnBothSides("waiter", 6)(panel.id), keysOnBothSides("waiternew", 2)(panel.id)];
-    // The contact added, then its activity until the pipeline is done with it on the contact's shard.
-    const enter = async (key: string) => {
-      expect((await api("contact", "add", { data: { EMAIL: key } })).status).toBe(200);
-      const posted = await postActivity(panel.clientId, { activityid: cart, identity: key });
-      expect(posted.status).toBe(200);
-      await eventSettled(panel.id, posted.body.guid, [panelData, shard0]);
-    };
-    // The journey's counters (its page, the canvas's figures) and its report.
-    const figures = async () => {
-      const { entered, active, steps } = await countersOf(journey);
-      return { entered, active, acted: steps.hello.acted, waiting: steps.pause.waiting, report: (await admin("GET", `${journey.path}/report`)).body.steps.pause.waiting };
-    };
+    const { panel, keys, enter, figures } = await journeyWithWaiters("waiter", 6);
+    const fresh = keysOnBothSides("waiternew", 2)(panel.id);
     const each = (n: number) => ({ entered: n, active: n, acted: n, waiting: n, report: n });
-    for (const key of keys) await enter(key);
     expect(await figures()).toEqual(each(keys.length));
 
     const split = await recordedSplit(panel.id);
@@ -602,13 +612,19 @@ describe("a panel's journey messages while a split's source still holds the move
   });
 });
 
+/** The panel of splittingList with a campaign to its list scheduled to send now (`id`), not yet published. */
+async function splittingWithCampaign(prefix: string) {
+  const { keys, panel, split } = await splittingList(prefix);
+  expect((await admin("PATCH", `/panels/${panel.id}`, { campaign_lead_minutes: 0 })).status).toBe(200);
+  const list = (await admin("GET", `/panels/${panel.id}/lists`)).body.lists[0].id as number;
+  const id = (await listCampaign(panel, list, { draft: true })).body.id as string;
+  expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/schedule`, { send_now: true })).status).toBe(200);
+  return { keys, panel, split, id };
+}
+
 describe("a campaign's recipients while a split's source still holds the moved rows (decision 0047)", () => {
   it("the recipients page and its CSV list each recipient once between the switch and cleaning, and after", async () => {
-    const { keys, panel, split } = await splittingList("recipient");
-    expect((await admin("PATCH", `/panels/${panel.id}`, { campaign_lead_minutes: 0 })).status).toBe(200);
-    const list = (await admin("GET", `/panels/${panel.id}/lists`)).body.lists[0].id as number;
-    const id = (await listCampaign(panel, list, { draft: true })).body.id as string;
-    expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/schedule`, { send_now: true })).status).toBe(200);
+    const { keys, panel, split, id } = await splittingWithCampaign("recipient");
     await publishDueBroadcasts(env, Date.now());
     expect(await waitForCampaign(panel, id)).toMatchObject({ status: "sent" });
 
@@ -686,5 +702,174 @@ describe("a moved contact erased while a split's source still holds its rows (de
     expect(await split.step()).toEqual({ next: "none" });
     expect(await members()).toEqual([keys.length - 1]);
     expect(await rowsOf()).toEqual([0, 0, 0, 0, 0, 0]);
+  });
+});
+
+/** How many rows naming `id` in `column` of `table` the panel has on each shard (the home, the split's source, first). */
+async function rowsNaming(panelId: string, table: string, column: string, id: string): Promise<number[]> {
+  const counts: number[] = [];
+  for (const db of [panelData, shard0]) counts.push((await db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE panel_id = ? AND ${column} = ?`).bind(panelId, id).first<number>("n"))!);
+  return counts;
+}
+
+/**
+ * The panel of splittingList with a double opt-in form to another list, each contact's signup on
+ * its page waiting for confirmation (with the visitor's IP address), switched and not yet cleaned.
+ */
+async function switchedWithSignups(prefix: string) {
+  const { keys, panel, split } = await splittingList(prefix);
+  const later = (await admin("POST", `/panels/${panel.id}/lists`, { name: "Later" })).body.id as number;
+  const form = (await admin("POST", `/panels/${panel.id}/forms`, { name: "Join", fields: [{ attribute: "EMAIL" }], lists: [later] })).body as { id: string };
+  for (const [i, key] of keys.entries()) {
+    const request = new Request(`${BASE}/f/${form.id}`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", "cf-connecting-ip": `198.51.100.${i + 1}` },
+      body: `EMAIL=${encodeURIComponent(key)}`,
+      redirect: "manual",
+    });
+    expect((await fetchWith({ MAILER: keptMail().MAILER }, request)).status).toBe(200);
+  }
+  expect(await split.step()).toEqual({ next: "now" });
+  expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+  const moved = keys.filter((k) => moving(panel.id, k)).length;
+  // The source (the home) still holds its copies of the moved contacts' signups, fenced.
+  expect(await rowsNaming(panel.id, "form_signups", "form_id", form.id)).toEqual([keys.length, moved]);
+  return { keys, panel, split, form, moved };
+}
+
+/** `gone` (what an operator reads after a delete of `id`) holds before the split's cleaning and after it, and then no row of `left` (table, column) names `id` on either shard. */
+async function goneAcrossCleaning(split: Awaited<ReturnType<typeof recordedSplit>>, panelId: string, id: string, gone: () => Promise<void>, left: ReadonlyArray<readonly [string, string]>) {
+  await gone();
+  split.settle();
+  expect(await split.step()).toEqual({ next: "none" });
+  await gone();
+  for (const [table, column] of left) expect(await rowsNaming(panelId, table, column, id), table).toEqual([0, 0]);
+}
+
+/** An admin DELETE of `path` answering `{ deleted: true }`; the check it returns: again, it answers 404. */
+async function deletedOnce(path: string): Promise<() => Promise<void>> {
+  const removed = await admin("DELETE", path);
+  expect(removed.status, JSON.stringify(removed.body)).toBe(200);
+  expect(removed.body).toEqual({ deleted: true });
+  return async () => expect((await admin("DELETE", path)).status).toBe(404);
+}
+
+describe("configuration deleted while a split's source still holds moved rows naming it (decision 0047)", () => {
+  it("a saved segment's delete answers 204 once between the switch and cleaning, the segment is gone from every read, and none of its rows is left after cleaning", async () => {
+    const { keys, panel, split, segmentId } = await switchedWithSegment("dropped");
+    const moved = keys.filter((k) => moving(panel.id, k)).length;
+    // The source (the home) still holds its copies of the moved members, fenced.
+    expect(await rowsNaming(panel.id, "segment_members", "segment_id", segmentId)).toEqual([keys.length, moved]);
+
+    const path = `/panels/${panel.id}/segments/${segmentId}`;
+    const remove = () => call(`/admin/v1${path}`, { method: "DELETE", headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const removed = await remove();
+    expect(removed.status, await removed.clone().text()).toBe(204);
+    const gone = async () => {
+      expect((await admin("GET", `/panels/${panel.id}/segments`)).body.segments).toEqual([]);
+      expect((await admin("GET", path)).status).toBe(404);
+      expect((await admin("GET", `${path}/contacts?limit=100`)).status).toBe(404);
+      expect((await remove()).status).toBe(404);
+    };
+    const left = [["segments", "id"], ["segment_members", "segment_id"], ["segment_changes", "segment_id"], ["panel_counts", "subject"], ["journey_list_entries", "segment_id"]] as const;
+    await goneAcrossCleaning(split, panel.id, segmentId, gone, left);
+  });
+
+  it("a topic's delete answers once between the switch and cleaning, the topic is gone, and none of its opt-outs is left after cleaning", async () => {
+    const { keys, panel, split } = await splittingList("optout");
+    const topic = (await admin("POST", `/panels/${panel.id}/topics`, { name: "News" })).body as { id: string };
+    // Every contact left the topic, as its preference page records it.
+    await panelData.prepare("INSERT INTO topic_optouts (panel_id, contact_id, topic_id, created_at) SELECT panel_id, id, ?, ? FROM contacts WHERE panel_id = ?").bind(topic.id, Date.now(), panel.id).run();
+    expect(await split.step()).toEqual({ next: "now" });
+    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    const moved = keys.filter((k) => moving(panel.id, k)).length;
+    expect(await rowsNaming(panel.id, "topic_optouts", "topic_id", topic.id)).toEqual([keys.length, moved]);
+
+    const again = await deletedOnce(`/panels/${panel.id}/topics/${topic.id}`);
+    const gone = async () => {
+      expect((await admin("GET", `/panels/${panel.id}/topics`)).body.topics).toEqual([]);
+      await again();
+    };
+    await goneAcrossCleaning(split, panel.id, topic.id, gone, [["topics", "id"], ["topic_optouts", "topic_id"]]);
+  });
+
+  it("a signup form's delete answers once between the switch and cleaning, its page is gone, and none of its waiting signups is left after cleaning", async () => {
+    const { panel, split, form } = await switchedWithSignups("signup");
+    const again = await deletedOnce(`/panels/${panel.id}/forms/${form.id}`);
+    const gone = async () => {
+      expect((await admin("GET", `/panels/${panel.id}/forms`)).body.forms).toEqual([]);
+      expect((await call(`/f/${form.id}`)).status).toBe(404);
+      await again();
+    };
+    await goneAcrossCleaning(split, panel.id, form.id, gone, [["signup_forms", "id"], ["form_signups", "form_id"]]);
+  });
+});
+
+describe("a cancelled campaign deleted while a split's source still holds its moved recipients (decision 0047)", () => {
+  it("the delete answers once between the switch and cleaning, the campaign is gone, and none of its rows is left after cleaning", async () => {
+    const { keys, panel, split, id } = await splittingWithCampaign("withdrawn");
+    // Published, its sends held, then cancelled before any was sent: it reached no one.
+    await publishDueBroadcasts(withBindings(env, { SENDS: collectingQueue() }), Date.now());
+    expect((await admin("POST", `/panels/${panel.id}/campaigns/${id}/cancel`, {})).body).toMatchObject({ status: "cancelled" });
+    expect(await split.step()).toEqual({ next: "now" });
+    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+    const moved = keys.filter((k) => moving(panel.id, k)).length;
+    expect(await rowsNaming(panel.id, "campaign_messages", "campaign_id", id)).toEqual([keys.length, moved]);
+
+    const path = `/panels/${panel.id}/campaigns/${id}`;
+    const removed = await admin("DELETE", path);
+    expect(removed.status, JSON.stringify(removed.body)).toBe(200);
+    expect(removed.body).toEqual({ id, outcome: "deleted" });
+    const gone = async () => {
+      expect((await admin("GET", `/panels/${panel.id}/campaigns`)).body.campaigns).toEqual([]);
+      expect((await admin("GET", path)).status).toBe(404);
+    };
+    const left = [["campaigns", "id"], ...["campaign_messages", "campaign_shards", "campaign_parts"].map((table) => [table, "campaign_id"] as const)] as const;
+    await goneAcrossCleaning(split, panel.id, id, gone, left);
+  });
+});
+
+describe("form settings changed while a split's source still holds moved contacts' waiting signups (decision 0047)", () => {
+  it("turning off keeping visitors' clients answers once between the switch and cleaning, and no waiting signup keeps an IP address after cleaning", async () => {
+    const { keys, panel, split, moved } = await switchedWithSignups("forgotten");
+    const saved = await admin("PUT", `/panels/${panel.id}/form-settings`, { consent_keeps_client: false });
+    expect(saved.status, JSON.stringify(saved.body)).toBe(200);
+    expect((await admin("GET", `/panels/${panel.id}/form-settings`)).body).toMatchObject({ consent_keeps_client: false });
+    const kept = async () => {
+      const counts: number[] = [];
+      for (const db of [panelData, shard0]) counts.push((await db.prepare("SELECT COUNT(*) AS n FROM form_signups WHERE panel_id = ? AND ip IS NOT NULL").bind(panel.id).first<number>("n"))!);
+      return counts;
+    };
+    // Only the source's fenced copies of the moved signups still hold one, until cleaning deletes them.
+    expect(await kept()).toEqual([moved, 0]);
+    expect(await rowsNaming(panel.id, "form_signups", "panel_id", panel.id)).toEqual([keys.length, moved]);
+
+    split.settle();
+    expect(await split.step()).toEqual({ next: "none" });
+    expect(await kept()).toEqual([0, 0]);
+    expect(await rowsNaming(panel.id, "form_signups", "panel_id", panel.id)).toEqual([keys.length - moved, moved]);
+  });
+});
+
+describe("a journey stopped while a split's source still holds its moved instances (decision 0047)", () => {
+  it("the stop answers once between the switch and cleaning, every instance ends and no wait is left, and none is active on either shard after cleaning", async () => {
+    const { panel, journey, keys, figures } = await journeyWithWaiters("stopper", 6);
+    const split = await recordedSplit(panel.id);
+    expect(await split.step()).toEqual({ next: "now" });
+    expect(await split.step()).toEqual({ next: "later", ms: TUNING.settleMs });
+
+    const stopped = await admin("POST", `${journey.path}/status`, { status: "stopped" });
+    expect(stopped.status, JSON.stringify(stopped.body)).toBe(200);
+    expect(stopped.body).toMatchObject({ status: "stopped" });
+    const ended = { entered: keys.length, active: 0, acted: keys.length, waiting: 0, report: 0 };
+    expect(await figures()).toEqual(ended);
+
+    split.settle();
+    expect(await split.step()).toEqual({ next: "none" });
+    expect(await figures()).toEqual(ended);
+    for (const db of [panelData, shard0]) {
+      expect(await db.prepare("SELECT COUNT(*) AS n FROM journey_instances WHERE panel_id = ? AND status = 'active'").bind(panel.id).first<number>("n")).toBe(0);
+      expect(await db.prepare("SELECT COUNT(*) AS n FROM journey_points WHERE panel_id = ? AND outcome IS NULL").bind(panel.id).first<number>("n")).toBe(0);
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { mirrorShards, panelShards } from "../access/partitions";
+import { mirrorShards, panelOwningShards, panelShards } from "../access/partitions";
 import { namedTopic } from "../topics/topics";
 import type { CampaignEdit as CampaignEditInput } from "../../domain/broadcast";
 import { campaignTransition, deleteTarget, refusedTransition, type CampaignAction, type CampaignStatus } from "../../domain/campaign-lifecycle";
@@ -252,8 +252,9 @@ export async function deleteOrArchiveCampaign(ctx: LifecycleContext, id: string,
   const loaded = await load(ctx, id, "delete");
   if (!loaded.ok) return loaded;
   const campaign = loaded.value;
-  const mirrors = mirrorShards(env, panel);
-  const sentAny = await Promise.all([db, ...mirrors.map((m) => m.db)].map((shard) => campaignSentAny(shard, panel.id, id)));
+  // Each shard's recipients go within its buckets (a split's source's fenced copies are cleaning's, decision 0047).
+  const [home, ...mirrors] = panelOwningShards(env, panel, db);
+  const sentAny = await Promise.all([home, ...mirrors].map((shard) => campaignSentAny(shard.db, panel.id, id)));
   const to = deleteTarget(campaign.status, sentAny.some(Boolean));
   const from = fromStates("delete", campaign.status);
   if (to === "archived") {
@@ -262,8 +263,8 @@ export async function deleteOrArchiveCampaign(ctx: LifecycleContext, id: string,
     await recordAudit(db, panel.id, by, "campaign.archived", id, { name: campaign.name });
     return succeeded({ deleted: false, campaign: archived });
   }
-  if (!(await deleteCampaign(db, panel.id, id, from, mirrors.length > 0))) return raced(ctx, id, "delete");
-  for (const mirror of mirrors) await deleteCampaignPart(mirror.db, panel.id, id);
+  if (!(await deleteCampaign(db, panel.id, id, from, mirrors.length > 0, home.buckets))) return raced(ctx, id, "delete");
+  for (const mirror of mirrors) await deleteCampaignPart(mirror.db, panel.id, id, mirror.buckets);
   await env.FILES.delete([campaign.bodyKey, ...(campaign.abTest?.variants.flatMap((v) => (v.body_key ? [v.body_key] : [])) ?? [])]);
   await recordAudit(db, panel.id, by, "campaign.deleted", id, { name: campaign.name });
   return succeeded({ deleted: true, campaign });

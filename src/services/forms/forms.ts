@@ -22,6 +22,7 @@ import {
   type FormSettings,
 } from "../../store/signup-forms";
 import { recordAudit, type Auditor } from "../audit/record";
+import type { OwningShards } from "../access/partitions";
 
 // A panel's signup forms (issue 45): the one home of their writes and of the panel's form settings.
 
@@ -69,8 +70,11 @@ function formOf(panelId: string, id: string, primaryKey: string, body: SignupFor
 export interface FormsContext {
   control: ControlDb;
   db: ShardDb;
-  /** The other shards holding the panel's partitions (decision 0038), whose waiting signups a removed form takes. */
-  mirrors: readonly ShardDb[];
+  /**
+   * The panel's shards (panelOwningShards: `db` first, then those holding its other partitions,
+   * decision 0038), whose waiting signups a removed form takes, each within its map's buckets.
+   */
+  shards: OwningShards;
   panelId: string;
   primaryKey: string;
 }
@@ -108,24 +112,30 @@ export async function replaceSignupForm(ctx: FormsContext, id: string, body: Sig
 /** Deletes the form: its page and snippet stop taking signups, and links of signups awaiting confirmation stop working. */
 export async function removeSignupForm(ctx: FormsContext, id: string, by: Auditor): Promise<Result<true>> {
   const current = await getSignupForm(ctx.db, ctx.panelId, id);
-  if (!current || !(await deleteSignupForm(ctx.db, ctx.panelId, id))) return noSuchForm(id);
-  await Promise.all(ctx.mirrors.map((db) => deleteFormSignupsStatement(db, ctx.panelId, id).run()));
+  const [home, ...mirrors] = ctx.shards;
+  // Each shard's within its buckets: between a split's switch and its cleaning the source's fenced
+  // copies of moved contacts' signups are cleaning's (decision 0047); before, the delete met the
+  // fence and answered 503 "nothing was changed", after the home's row had gone when the source was a mirror.
+  if (!current || !(await deleteSignupForm(ctx.db, ctx.panelId, id, home.buckets))) return noSuchForm(id);
+  await Promise.all(mirrors.map((m) => deleteFormSignupsStatement(m.db, ctx.panelId, id, m.buckets).run()));
   await deleteFormDirectoryEntry(ctx.control, id);
   await recordAudit(ctx.db, ctx.panelId, by, "signup_form.deleted", id, { name: current.name });
   return succeeded(true);
 }
 
 /** Saves the panel's form settings: the Turnstile secret (encrypted; null removes it, absent keeps it) and what consent records keep. */
-export async function saveFormSettings(env: ConfigSource, db: ShardDb, panelId: string, body: FormSettingsBody, by: Auditor, mirrors: readonly ShardDb[] = []): Promise<FormSettings> {
+export async function saveFormSettings(env: ConfigSource, shards: OwningShards, panelId: string, body: FormSettingsBody, by: Auditor): Promise<FormSettings> {
+  const [{ db, buckets }, ...mirrors] = shards;
   const current = await getFormSettings(db, panelId);
   const next: FormSettings = {
     turnstileSecretEnc:
       body.turnstile_secret === undefined ? current.turnstileSecretEnc : body.turnstile_secret === null ? null : await encryptSecret(config(env).secretsKey, body.turnstile_secret),
     consentKeepsClient: body.consent_keeps_client ?? current.consentKeepsClient,
   };
-  await putFormSettings(db, panelId, next, Date.now());
+  // Each shard's waiting signups within its buckets (a split's source's fenced copies are cleaning's, decision 0047).
+  await putFormSettings(db, panelId, next, Date.now(), buckets);
   // Waiting signups on the panel's other shards (decision 0038) forget their client too.
-  if (!next.consentKeepsClient) await Promise.all(mirrors.map((m) => forgetSignupClientsStatement(m, panelId).run()));
+  if (!next.consentKeepsClient) await Promise.all(mirrors.map((m) => forgetSignupClientsStatement(m.db, panelId, m.buckets).run()));
   await recordAudit(db, panelId, by, "signup_form.settings_changed", panelId, {
     turnstile_secret: body.turnstile_secret === undefined ? "kept" : body.turnstile_secret === null ? "removed" : "set",
     consent_keeps_client: next.consentKeepsClient,

@@ -1,4 +1,5 @@
 import { mirrorShards, type MirrorShard } from "../access/partitions";
+import { bucketRangesOn } from "../../domain/partitions";
 import type { Panel } from "../../store/panels";
 import { journeysToMirror, mirrorJourneysStatements, stopInstancesStatements } from "../../store/journeys/definitions";
 import type { ShardDb } from "../../store/shards";
@@ -25,7 +26,11 @@ export async function mirrorJourneys(env: Env, db: ShardDb, panel: JourneyPanel,
   if (mirrors.length === 0 || ids.length === 0) return mirrors;
   const journeys = await journeysToMirror(db, panel.id, ids);
   await Promise.all(
-    mirrors.map((m) => m.db.batch([...mirrorJourneysStatements(m.db, panel.id, journeys), ...stopped.flatMap((id) => stopInstancesStatements(m.db, panel.id, id, now))])),
+    mirrors.map((m) => {
+      // Within the mirror's buckets: a split's source's fenced copies are cleaning's (stopInstancesStatements).
+      const buckets = bucketRangesOn(panel.partitions, m.shard);
+      return m.db.batch([...mirrorJourneysStatements(m.db, panel.id, journeys), ...stopped.flatMap((id) => stopInstancesStatements(m.db, panel.id, id, now, buckets))]);
+    }),
   );
   return mirrors;
 }

@@ -14,6 +14,7 @@ import { mirrorJourneys, type JourneyPanel } from "./mirror";
 import { resumeHeldPoints } from "./points";
 import { nudgeHeldSends, skipStoppedSends } from "./queued-sends";
 import { countersAcross } from "./read";
+import { panelOwningShards } from "../access/partitions";
 
 type TargetStatus = Exclude<JourneyStatus, "draft">;
 
@@ -40,7 +41,8 @@ export async function setJourneyStatus(env: Env, db: ShardDb, panel: JourneyPane
   const senders = status === "running" ? await sendersStanding(env, db, panelId, emailSenders(journey.definition)) : { problems: [], notes: [] };
   if (senders.problems.length) return refused("conflict", senders.problems);
   const now = Date.now();
-  const changed = await changeJourneyStatus(db, panelId, journey.id, TRANSITIONS[status], status, now);
+  // A stop ends the home's instances within its buckets (a split's source's fenced copies are cleaning's, decision 0047).
+  const changed = await changeJourneyStatus(db, panelId, journey.id, TRANSITIONS[status], status, now, panelOwningShards(env, panel, db)[0].buckets);
   forgetLiveJourneys(panelId);
   if (!changed) {
     return refused("conflict", [{ field: "status", message: `cannot go from ${journey.status} to ${status}` }], `status: a ${journey.status} journey cannot become ${status}`);

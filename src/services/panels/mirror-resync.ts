@@ -7,6 +7,7 @@ import { nthMirroredPanelHomedOn } from "../../store/panel-partitions";
 import { shardOf, type ShardDb } from "../../store/shards";
 import { dropTopicsStatements, mirrorTopicsStatement, topicsToMirror, type MirroredTopic } from "../../store/topics";
 import { mirrorShards, type MirrorShard } from "../access/partitions";
+import { bucketRangesOn, type BucketRanges } from "../../domain/partitions";
 import { shardTask } from "../access/shards";
 import { deleteMirroredList } from "../lists/clear";
 
@@ -76,7 +77,7 @@ export async function resyncMirrors(env: Env, panel: Pick<Panel, "id" | "shard" 
   const home = await configurationOf(shardOf(env, panel), panel.id);
   const done: MirrorResync[] = [];
   const homeDb = shardOf(env, panel);
-  for (const [i, mirror] of mirrors.entries()) done.push(await resyncMirror(env, homeDb, mirror, panel.id, home, held[i]!, now));
+  for (const [i, mirror] of mirrors.entries()) done.push(await resyncMirror(env, homeDb, mirror, bucketRangesOn(panel.partitions, mirror.shard), panel.id, home, held[i]!, now));
   return done;
 }
 
@@ -92,7 +93,13 @@ function staleJourneys(home: readonly JourneyStamp[], held: readonly JourneyStam
   });
 }
 
-async function resyncMirror(env: Env, homeDb: ShardDb, mirror: MirrorShard, panelId: string, home: Configuration, held: Configuration, now: number): Promise<MirrorResync> {
+/**
+ * `buckets`: the mirror's in the panel's map. Its writes of contacts' rows (a deleted topic's
+ * opt-outs, a deleted segment's members, a stopped journey's instances) keep to them, so that a
+ * split's source, from its switch until cleaning, holds on to its fenced copies of moved rows,
+ * which cleaning deletes, instead of refusing the whole repair (decision 0047).
+ */
+async function resyncMirror(env: Env, homeDb: ShardDb, mirror: MirrorShard, buckets: BucketRanges, panelId: string, home: Configuration, held: Configuration, now: number): Promise<MirrorResync> {
   const homeLists = new Set(home.lists.map((l) => l.id));
   const homeTopics = new Set(home.topics.map((t) => t.id));
   const heldLists = new Map(held.lists.map((l) => [l.id, l]));
@@ -110,16 +117,16 @@ async function resyncMirror(env: Env, homeDb: ShardDb, mirror: MirrorShard, pane
   for (const list of goneLists) await deleteMirroredList(env, mirror, panelId, list.id, now);
   const db = mirror.db;
   const writes = [
-    ...(goneTopics.length ? dropTopicsStatements(db, panelId, goneTopics) : []),
+    ...(goneTopics.length ? dropTopicsStatements(db, panelId, goneTopics, buckets) : []),
     // Every name set afresh in one transaction: two lists that swapped names while the mirror missed it take theirs.
     ...(home.lists.length ? [parkListNamesStatement(db, panelId, home.lists.map((l) => l.id)), mirrorListsStatement(db, panelId, home.lists)] : []),
     ...(home.attributes.length ? [mirrorAttributesStatement(db, panelId, home.attributes)] : []),
     ...(home.topics.length ? [mirrorTopicsStatement(db, panelId, home.topics)] : []),
-    ...(goneSegments.length ? deleteSegmentsStatements(db, panelId, { only: goneSegments }) : []),
+    ...(goneSegments.length ? deleteSegmentsStatements(db, panelId, { only: goneSegments }, buckets) : []),
     ...mirrorSegmentsStatements(db, panelId, home.segments, now),
     // After the lists and segments: a journey's trigger may name one.
     ...(journeyCopies ? mirrorJourneysStatements(db, panelId, journeyCopies) : []),
-    ...journeys.filter((j) => j.status === "stopped").flatMap((j) => stopInstancesStatements(db, panelId, j.id, now)),
+    ...journeys.filter((j) => j.status === "stopped").flatMap((j) => stopInstancesStatements(db, panelId, j.id, now, buckets)),
   ];
   if (writes.length) await db.batch(writes);
   return {

@@ -3,7 +3,7 @@ import { refused, refusedField, succeeded, type Result } from "../../lib/problem
 import { newId } from "../../lib/random";
 import type { ShardDb } from "../../store/shards";
 import { deleteTopic, getTopic, putTopic, topicIdByName, type Topic } from "../../store/topics";
-import { mirrorTopics, type MirrorShard } from "../access/partitions";
+import { mirrorTopics, type MirrorShard, type OwningShards } from "../access/partitions";
 import { recordAudit, type Auditor } from "../audit/record";
 
 // A panel's topics (issue 45, item 4): the one home of their writes. Deleting a topic takes its
@@ -39,11 +39,17 @@ export async function replaceTopic(db: ShardDb, panelId: string, mirrors: readon
   return succeeded(next);
 }
 
-export async function removeTopic(db: ShardDb, panelId: string, mirrors: readonly MirrorShard[], id: string, by: Auditor): Promise<Result<true>> {
+/**
+ * `shards`: the panel's (panelOwningShards, the home first). Each mirror's opt-outs of it go with
+ * its row there, each shard's within the buckets its map gives it: between a split's switch and
+ * its cleaning the source's fenced copies of moved contacts' opt-outs are cleaning's to delete
+ * (decision 0047); before, the delete met the fence and answered 503 "nothing was changed".
+ */
+export async function removeTopic(shards: OwningShards, panelId: string, id: string, by: Auditor): Promise<Result<true>> {
+  const [{ db, buckets }, ...mirrors] = shards;
   const current = await getTopic(db, panelId, id);
-  if (!current || !(await deleteTopic(db, panelId, id))) return noSuchTopic(id);
-  // Each mirror's opt-outs of it go with its row there.
-  await Promise.all(mirrors.map((m) => deleteTopic(m.db, panelId, id)));
+  if (!current || !(await deleteTopic(db, panelId, id, buckets))) return noSuchTopic(id);
+  await Promise.all(mirrors.map((m) => deleteTopic(m.db, panelId, id, m.buckets)));
   await recordAudit(db, panelId, by, "topic.deleted", id, { name: current.name });
   return succeeded(true);
 }

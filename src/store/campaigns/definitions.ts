@@ -4,7 +4,8 @@
  * since it was read is left alone.
  */
 import type { ShardDb } from "../shards";
-import { notMovingHere } from "../panel-move/triggers";
+import { fencedCopyHere, notMovingHere } from "../panel-move/triggers";
+import type { BucketRanges } from "../../domain/partitions";
 import type { CampaignAudience, CampaignCounters, CampaignStatus } from "../../domain/broadcast";
 import type { EmailSource } from "../../domain/email-source";
 import type { AbTest } from "../../domain/ab-test";
@@ -346,13 +347,19 @@ export async function campaignSentAny(db: ShardDb, panelId: string, id: string):
   return row?.sent === 1;
 }
 
-/** Deletes a campaign in one of `from` with its recipients and counters; false when it moved on. */
-export async function deleteCampaign(db: ShardDb, panelId: string, id: string, from: readonly CampaignStatus[], spread = false): Promise<boolean> {
+/**
+ * Deletes a campaign in one of `from` with its recipients and counters; false when it moved on.
+ * With `buckets` (the home's in the panel's map) a split's source's fenced copies of moved
+ * recipients are left to its cleaning (campaignMessagesGone).
+ */
+export async function deleteCampaign(db: ShardDb, panelId: string, id: string, from: readonly CampaignStatus[], spread = false, buckets: BucketRanges | null = null): Promise<boolean> {
   const states = JSON.stringify(from);
   const gone = (table: string) =>
     db.prepare(`DELETE FROM ${table} WHERE campaign_id = ?2 AND panel_id = ?1 AND EXISTS (SELECT 1 FROM campaigns WHERE id = ?2 AND status IN (SELECT value FROM json_each(?3)))`).bind(panelId, id, states);
   const results = await db.batch([
-    gone("campaign_messages"),
+    db
+      .prepare(`${campaignMessagesGone("?4")} AND EXISTS (SELECT 1 FROM campaigns WHERE id = ?2 AND status IN (SELECT value FROM json_each(?3)))`)
+      .bind(panelId, id, states, buckets && JSON.stringify(buckets)),
     gone("campaign_stats"),
     gone("campaign_ab_tallies"),
     gone("campaign_link_clicks"),
@@ -361,6 +368,16 @@ export async function deleteCampaign(db: ShardDb, panelId: string, id: string, f
     db.prepare("DELETE FROM campaigns WHERE panel_id = ?1 AND id = ?2 AND status IN (SELECT value FROM json_each(?3))").bind(panelId, id, states),
   ]);
   return results[results.length - 1]!.meta.changes > 0;
+}
+
+/**
+ * The delete of a deleted campaign's recipients on a shard (`?1` the panel, `?2` the campaign),
+ * within the buckets `ranges` names (the shard's in the panel's map): between a split's switch and
+ * its cleaning the source's fenced copies of moved recipients are cleaning's to delete (decision
+ * 0047); deleting them met the fence and refused the campaign's delete (503) until then.
+ */
+export function campaignMessagesGone(ranges: string): string {
+  return `DELETE FROM campaign_messages WHERE campaign_id = ?2 AND panel_id = ?1 AND NOT ${fencedCopyHere("campaign_messages", ranges)}`;
 }
 
 /** The campaign's state now (the sender reads it again before handing a claimed batch over). */

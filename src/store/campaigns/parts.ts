@@ -1,7 +1,8 @@
 /** A campaign's part on a shard other than its home (decision 0038 step 4) and what a split's target takes of it (decision 0047). */
 import type { ShardDb } from "../shards";
 import { notMovingHere } from "../panel-move/triggers";
-import { CANCELLED_SKIP } from "./definitions";
+import { campaignMessagesGone, CANCELLED_SKIP } from "./definitions";
+import type { BucketRanges } from "../../domain/partitions";
 import { PUBLISHING } from "./publish";
 
 /**
@@ -211,11 +212,15 @@ export async function campaignsCancelledSince(db: ShardDb, panelId: string, sinc
   return results.map((r) => r.id);
 }
 
-/** A campaign deleted on its home: its rows on another shard (recipients, counters, progress). */
-export async function deleteCampaignPart(db: ShardDb, panelId: string, campaignId: string): Promise<void> {
-  await db.batch(
-    ["campaign_messages", "campaign_stats", "campaign_ab_tallies", "campaign_link_clicks", "campaign_parts"].map((table) =>
+/**
+ * A campaign deleted on its home: its rows on another shard (recipients, counters, progress), the
+ * recipients within `buckets`, the shard's in the panel's map (campaignMessagesGone).
+ */
+export async function deleteCampaignPart(db: ShardDb, panelId: string, campaignId: string, buckets: BucketRanges | null = null): Promise<void> {
+  await db.batch([
+    db.prepare(campaignMessagesGone("?3")).bind(panelId, campaignId, buckets && JSON.stringify(buckets)),
+    ...["campaign_stats", "campaign_ab_tallies", "campaign_link_clicks", "campaign_parts"].map((table) =>
       db.prepare(`DELETE FROM ${table} WHERE campaign_id = ?2 AND panel_id = ?1`).bind(panelId, campaignId),
     ),
-  );
+  ]);
 }

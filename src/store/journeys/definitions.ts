@@ -4,6 +4,8 @@ import type { JourneyDefinition } from "../../domain/journey";
 import type { JourneyLayout } from "../../domain/journey-layout";
 import { insertVersionStatement } from "./versions";
 import { jsonArrays } from "../json-arrays";
+import { fencedCopyHere } from "../panel-move/triggers";
+import type { BucketRanges } from "../../domain/partitions";
 
 // The journeys table: the current definition and version, their trigger lookup keys and the
 // status a journey is in. Every version's definition is kept in journey_versions (versions.ts).
@@ -187,8 +189,8 @@ export async function updateJourneyLayout(db: ShardDb, journey: Journey, layout:
 
 /**
  * Moves a journey from one of `from` to `to`; null when it was in none of them. Stopping ends
- * every active instance (exited) and cancels its pending waits and delays in the same batch.
- * Starting a segment journey sets its entry scan going.
+ * every active instance (exited) and cancels its pending waits and delays in the same batch
+ * (within `buckets`, stopInstancesStatements). Starting a segment journey sets its entry scan going.
  */
 export async function changeJourneyStatus(
   db: ShardDb,
@@ -197,6 +199,7 @@ export async function changeJourneyStatus(
   from: readonly JourneyStatus[],
   to: JourneyStatus,
   now: number,
+  buckets: BucketRanges | null = null,
 ): Promise<Journey | null> {
   const update = db
     .prepare(
@@ -210,7 +213,7 @@ export async function changeJourneyStatus(
     const row = await update.first<JourneyRow>();
     return row ? journeyFromRow(row) : null;
   }
-  const [updated] = await db.batch<JourneyRow>([update, ...stopInstancesStatements(db, panelId, id, now)]);
+  const [updated] = await db.batch<JourneyRow>([update, ...stopInstancesStatements(db, panelId, id, now, buckets)]);
   const row = updated!.results[0];
   return row ? journeyFromRow(row) : null;
 }
@@ -218,23 +221,28 @@ export async function changeJourneyStatus(
 /**
  * The stop of a journey on `db` (its row there already stopped): every active instance ends
  * (exited) and its pending waits and delays are cancelled. Run in the stop's batch on the home,
- * and on each mirror once its copy of the row says stopped (mirror.ts).
+ * and on each mirror once its copy of the row says stopped (mirror.ts). With `buckets` (the
+ * shard's in the panel's map) a split's source's fenced copies of moved instances and points are
+ * left as they are until cleaning deletes them (fencedCopyHere, decision 0047): the target's rows
+ * are the ones that count, and writing the copies met the fence and refused the stop (503).
  */
-export function stopInstancesStatements(db: ShardDb, panelId: string, id: string, now: number): D1PreparedStatement[] {
+export function stopInstancesStatements(db: ShardDb, panelId: string, id: string, now: number, buckets: BucketRanges | null = null): D1PreparedStatement[] {
+  const ranges = buckets && JSON.stringify(buckets);
   return [
     db
       .prepare(
         `UPDATE journey_points SET outcome = 'cancelled', resolved_at = ?1, continued_at = ?1
          WHERE journey_id = ?2 AND panel_id = ?3 AND (outcome IS NULL OR continued_at IS NULL)
-           AND EXISTS (SELECT 1 FROM journeys WHERE id = ?2 AND status = 'stopped')`,
+           AND EXISTS (SELECT 1 FROM journeys WHERE id = ?2 AND status = 'stopped') AND NOT ${fencedCopyHere("journey_points", "?4")}`,
       )
-      .bind(now, id, panelId),
+      .bind(now, id, panelId, ranges),
     db
       .prepare(
         `UPDATE journey_instances SET status = 'exited', ended_at = ?1
-         WHERE journey_id = ?2 AND panel_id = ?3 AND status = 'active' AND EXISTS (SELECT 1 FROM journeys WHERE id = ?2 AND status = 'stopped')`,
+         WHERE journey_id = ?2 AND panel_id = ?3 AND status = 'active' AND EXISTS (SELECT 1 FROM journeys WHERE id = ?2 AND status = 'stopped')
+           AND NOT ${fencedCopyHere("journey_instances", "?4")}`,
       )
-      .bind(now, id, panelId),
+      .bind(now, id, panelId, ranges),
   ];
 }
 

@@ -1,6 +1,7 @@
 import { LAST_BUCKET } from "../../domain/partitions";
 import { PANEL_MOVING_MARK } from "../../lib/moving";
 import type { ShardDb } from "../shards";
+import { inBucketRanges } from "../sql";
 import { MOVED_TABLES, movedTable, scopeOf, type BucketRange, type MovedTable } from "./tables";
 import type { Key } from "./rows";
 
@@ -145,6 +146,26 @@ export function deleteFencedHere(alias: string): string {
   return `EXISTS (SELECT 1 FROM panels_in_transit mf WHERE mf.panel_id >= ${alias}.panel_id || '${FENCE}' AND mf.panel_id < ${alias}.panel_id || '${FENCE_END}'
       AND ${alias}.bucket BETWEEN CAST(substr(mf.panel_id, ${at}, 4) AS INTEGER) AND CAST(substr(mf.panel_id, ${at} + 5, 4) AS INTEGER))
     AND NOT EXISTS (SELECT 1 FROM panels_in_transit mt WHERE mt.panel_id IN (${alias}.panel_id, ${alias}.panel_id || '${SPLIT}'))`;
+}
+
+/**
+ * SQL true when the row `alias` (panel_id and bucket columns) is a split's source's copy of a
+ * moved row: outside the buckets the panel's map gives this shard (`ranges`, a bound JSON
+ * BucketRanges; null, a panel without a map: never) and held by a fence here (notMovingHere),
+ * from the switch until cleaning has deleted it (decision 0047). A delete or update made on every
+ * shard of the panel by an id that names no shard (a push device's unsubscribe, a saved
+ * segment's, topic's or form's delete) leaves it alone: the target's row is the one that counts,
+ * cleaning deletes every row of the moved buckets on the source, and writing the copy would meet
+ * the fence and refuse the whole batch (503) until then. Within its buckets (a fence's pause
+ * before the switch) the fence still refuses, and nothing changes.
+ */
+export function fencedCopyHere(alias: string, ranges: string): string {
+  return `(${ranges} IS NOT NULL AND NOT ${inBucketRanges(`${alias}.bucket`, ranges)} AND NOT ${notMovingHere(alias)})`;
+}
+
+/** fencedCopyHere for a row keyed by a contact without a bucket of its own (CONTACT_TABLES): its contact's. */
+export function fencedContactCopyHere(alias: string, ranges: string): string {
+  return `EXISTS (SELECT 1 FROM contacts fcc WHERE fcc.panel_id = ${alias}.panel_id AND fcc.id = ${alias}.contact_id AND ${fencedCopyHere("fcc", ranges)})`;
 }
 
 /**
