@@ -13,17 +13,15 @@ export type StopTable = (typeof STOP_TABLES)[number];
 
 const ROWS_PER_BATCH = 100;
 
-/** Copies the panel's stops from `source` to `target`, in pages of `pageRows`; how many rows were read. */
+/** Copies the panel's stops from `source` to `target`, in pages of `pageRows` (copyStopPage's); how many rows were read. */
 export async function copyStops(source: ShardDb, target: ShardDb, panelId: string, pageRows: number): Promise<number> {
   let read = 0;
   for (const name of STOP_TABLES) {
-    const table = movedTable(name)!;
     for (let after: Key | null = null; ; ) {
-      const { rows, next } = await rowsAfter(source, table, panelId, after, pageRows);
-      for (let i = 0; i < rows.length; i += ROWS_PER_BATCH) await target.batch(rows.slice(i, i + ROWS_PER_BATCH).map((row) => insertIfAbsent(target, name, row)));
-      read += rows.length;
-      if (next === null) break;
-      after = next;
+      const page = await copyStopPage(source, [target], name, panelId, after, pageRows);
+      read += page.read;
+      if (page.next === null) break;
+      after = page.next;
     }
   }
   return read;
