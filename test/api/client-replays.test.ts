@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { formatCts } from "../../src/domain/time";
 import { defineActivity, eventCount, storedEvents } from "../support/activity";
+import { broadcastData } from "../support/broadcasts";
 import { admin, call, createPanel, type TestPanel } from "../support/helpers";
 
 // Client replays (CONTRACT 8): the requests public client programs of this API send, byte for
@@ -273,6 +274,30 @@ describe("client replays", () => {
       expect(chunk.body.recorded).toBe(Math.min(1000, rows.length - start));
     }
     expect(await eventCount(panel.id)).toBe(1500);
+  });
+
+  it("a PHP script and a shell script: json_encode posted with curl, which labels it form-urlencoded, is read as the JSON body it is", async () => {
+    const panel = await panelFor({});
+    // curl_setopt($ch, CURLOPT_POSTFIELDS, json_encode([...])) without CURLOPT_HTTPHEADER: curl sends
+    // Content-Type: application/x-www-form-urlencoded, as `curl -d '{...}'` does.
+    const curl = (path: string, body: unknown) =>
+      call(path, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", "user-agent": "curl/8.5.0" }, body: JSON.stringify(body) }).then(json);
+    const list = await curl("/apiv2", { type: "lists", activity: "add", apikey: panel.apiKey, listname: "From cron" });
+    expect(list.status).toBe(200);
+    expect(list.body).toMatchObject({ result: "Success", listid: 1 });
+    const added = await curl(`/apiv2?type=contact&activity=add&apikey=${panel.apiKey}`, { data: { EMAIL: "Cron@Example.com", NAME: "Cron" }, listid: list.body.listid });
+    expect(added.status).toBe(200);
+    expect(added.body.contact).toEqual({ EMAIL: "cron@example.com", NAME: "Cron" });
+    expect((await contactOf(panel, "cron@example.com")).body.lists).toEqual([{ id: 1, listname: "From cron" }]);
+    // 4.10 with the whole body the data object, as its reference's curl sample posts it.
+    const data = await broadcastData();
+    const published = await curl(`/apiv2?type=email_broadcast&activity=upload_contact_and_publish&apikey=${panel.apiKey}`, data);
+    expect(published.status).toBe(200);
+    expect(published.body).toMatchObject({ success: true, payload: data });
+    // A form body whose first name merely starts with a brace is still a form.
+    const form = await call(`/apiv2?type=lists&activity=add&apikey=${panel.apiKey}`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "{x=1&listname=Braces" }).then(json);
+    expect(form.status).toBe(200);
+    expect((await json(await call(`/apiv2?type=lists&activity=getall&apikey=${panel.apiKey}`))).body.lists.map((l: any) => l.listname)).toContain("Braces");
   });
 
   it("a TypeScript service: an SDK with Bearer auth and JSON bodies, reading failures from the envelope body", async () => {

@@ -158,10 +158,16 @@ function paramWithReplacement(params: Params): string | null {
   return null;
 }
 
+/** Text that starts with `{` and parses as caller JSON (a JSON object). */
+function isJsonObjectText(text: string): boolean {
+  return /^\s*\{/.test(text) && parseCallerJson(text).ok;
+}
+
 /**
  * Reads envelope parameters from the body, whatever form real clients use: form-urlencoded,
  * multipart or a JSON object. A body without a usable content type is read as JSON when it
- * looks like JSON and as form-urlencoded otherwise (what `curl -d` sends).
+ * looks like JSON and as form-urlencoded otherwise; one labelled form-urlencoded that is a JSON
+ * object is read as JSON (what `curl -d '{...}'` sends).
  */
 export async function readBodyParams(request: Request, limit = MAX_BODY_BYTES): Promise<Params> {
   if (request.method === "GET" || request.method === "HEAD") return {};
@@ -179,7 +185,11 @@ export async function readBodyParams(request: Request, limit = MAX_BODY_BYTES): 
     bodyText(bytes, () => paramWithReplacement(params));
     return params;
   }
-  const looksJson = (text: string) => contentType.includes("json") || (!contentType.includes("form-urlencoded") && /^\s*[{[]/.test(text));
+  // curl (`curl -d '{...}'`, PHP's CURLOPT_POSTFIELDS with json_encode) labels a JSON text
+  // form-urlencoded; a form encoder never leaves a brace unescaped, so a form-labelled body
+  // that starts with `{` and reads as JSON is read as the JSON object it is.
+  const looksJson = (text: string) =>
+    contentType.includes("json") || (contentType.includes("form-urlencoded") ? isJsonObjectText(text) : /^\s*[{[]/.test(text));
   const text = bodyText(bytes, (lenient) => (looksJson(lenient) ? jsonFieldWithReplacement(lenient) : paramWithReplacement(fromFormText(lenient))));
   if (!looksJson(text)) return fromFormText(text);
   const parsed = parseJsonOrThrow(text);
