@@ -143,6 +143,19 @@ describe("client replays, round two (CONTRACT 10)", () => {
       }),
     );
     expect(add.status).toBe(200);
+    // An SMS gateway's delivery report by key alone (no client id in the path): the key names the
+    // panel, where this msgid is unknown (404); no key or a wrong one is 401.
+    const report = (headers: Record<string, string>) =>
+      call("/v1/events/sms", { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify({ msgid: "msg-unknown", event: "delivered" }) }).then(json);
+    expect((await report({})).status).toBe(401);
+    for (const headers of [{ "api-key": panel.apiKey }, { Authorization: panel.apiKey }] as Record<string, string>[]) {
+      const answer = await report(headers);
+      expect(answer.status).toBe(404);
+      expect(answer.body.errors).toEqual([{ field: "msgid", message: expect.any(String) }]);
+    }
+    expect((await report({ "api-key": "mk_wrong" })).status).toBe(401);
+    expect((await report({ Authorization: "mk_wrong" })).status).toBe(401);
+    expect((await report({ "api-key": panel.apiKey, Authorization: "mk_wrong" })).status).toBe(401);
   });
 
   it('ids as pandas writes whole numbers ("4.0") name the list and the activity', async () => {
