@@ -66,7 +66,7 @@ async function preflight(request: Request, env: Env, origin: string): Promise<Re
 
 /**
  * Runs a public API call from a browser and adds Access-Control-Allow-Origin when its panel
- * allows the origin. An envelope call may carry its key in the body: a copy of the request is
+ * allows the origin, or, when it names none, when some panel does (as its preflight was answered). An envelope call may carry its key in the body: a copy of the request is
  * kept to read it after the call (the body is read once by the call).
  */
 export function withCors(request: Request, env: Env, route: (request: Request) => Promise<Response>): Promise<Response> {
@@ -86,6 +86,8 @@ async function withCorsOf(request: Request, env: Env, route: (request: Request) 
   } catch {
     panel = undefined;
   }
-  const allowed = panel ? allowOrigin(panel.corsOrigins, origin) : null;
+  // A call that names no panel (a wrong or rotated key) is refused: its 401 is readable where
+  // its preflight was allowed, so the page can show why rather than a CORS error.
+  const allowed = panel ? allowOrigin(panel.corsOrigins, origin) : (await originAllowedSomewhere(env.DB, origin)) ? origin : null;
   return withHeaders(response, allowed === null ? { Vary: "Origin" } : { "Access-Control-Allow-Origin": allowed, Vary: "Origin" });
 }

@@ -105,6 +105,28 @@ describe("CORS", () => {
     expect((await upload(other.apiKey)).headers.get("access-control-allow-origin")).toBeNull();
   });
 
+  it("a call whose key names no panel (wrong, rotated) answers its 401 readably to an origin its preflight allowed", async () => {
+    await allowOrigins(panel, [SHOP]);
+    const wrong = `${panel.apiKey}x`;
+    expect((await preflight(`/apiv2?type=lists&activity=getall&apikey=${encodeURIComponent(wrong)}`, SHOP)).status).toBe(204);
+    const refused = await call(`/apiv2?type=lists&activity=getall&apikey=${encodeURIComponent(wrong)}`, { headers: { origin: SHOP } });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get("access-control-allow-origin")).toBe(SHOP);
+    expect(await refused.json()).toMatchObject({ result: "Failed", message: "The caller could not be authenticated" });
+    const upload = await call("/v1/activity/upload", {
+      method: "POST",
+      headers: { origin: SHOP, authorization: "Bearer mk_rotated", "content-type": "application/json" },
+      body: JSON.stringify([{ activity_name: "page_view", uniqueid: "v1" }]),
+    });
+    expect(upload.status).toBe(401);
+    expect(upload.headers.get("access-control-allow-origin")).toBe(SHOP);
+    // A key of a panel that does not list the origin still gets none.
+    const other = await createPanel();
+    const theirs = await call(`/apiv2?type=lists&activity=getall&apikey=${encodeURIComponent(other.apiKey)}`, { headers: { origin: SHOP } });
+    expect(theirs.status).toBe(200);
+    expect(theirs.headers.get("access-control-allow-origin")).toBeNull();
+  });
+
   it("channel events by client id follow the panel's list", async () => {
     await allowOrigins(panel, [SHOP]);
     const pre = await preflight(`/v1/events/bpn/${panel.clientId}`, SHOP);
