@@ -18,6 +18,12 @@ export const PUSH_TURNED_OFF = "the contact turned push notifications off";
 export const JOURNEY_STOPPED_SKIP = "not sent: the journey was stopped";
 /** A queued SMS or push whose contact left the journey before its send (it reached the goal): a goal stops further messages. */
 export const JOURNEY_LEFT_SKIP = "not sent: the contact left the journey (it reached the goal)";
+/**
+ * A queued SMS or push of an instance its last step completed, whose contact reached the journey's
+ * goal before its send (a pause held it, or its nudge had not come yet): a goal stops the
+ * messages not sent yet.
+ */
+export const JOURNEY_GOAL_SKIP = "not sent: the contact reached the journey's goal";
 export const emailSuppressed = (reason: SuppressionReason) => `the address is suppressed (${SUPPRESSION_SKIPS[reason]})`;
 export const noPushDevice = (channel: "apn" | "bpn") => (channel === "bpn" ? "the contact has no web push subscription" : "the contact has no app install registered (FCM token)");
 

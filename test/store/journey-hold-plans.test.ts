@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { instancesGoing } from "../../src/store/journeys/instances";
-import { claimQueuedStatements, insertMessageStatement, overdueQueued, skipWaitingOfJourney, waitingOfJourney } from "../../src/store/journeys/messages";
+import { claimQueuedStatements, insertMessageStatement, overdueQueued, skipWaitingOfInstances, skipWaitingOfJourney, waitingOfJourney } from "../../src/store/journeys/messages";
+import { goalInstancesOf } from "../../src/store/journeys/splits";
 import { panelData } from "../support/helpers";
 import { planOf, recording } from "../support/plans";
 
@@ -35,6 +36,17 @@ describe("the reads that hold a journey's sends", () => {
     const plan = await planOf(panelData, caught[0]!);
     expect(plan.match(/SEARCH journey_instances USING (COVERING )?INDEX sqlite_autoindex_journey_instances_1 \(id=\?\)/g)).toHaveLength(2);
     expect(plan).not.toContain("journey_instances_by_journey");
+  });
+
+  it("a goal finds its contacts' instances, and the waiting messages of the completed ones, through the contacts' indexes", async () => {
+    const { db, caught } = recording(panelData);
+    await goalInstancesOf(db, "pnl_plan", ["jrn_plan"], [1, 2]);
+    await skipWaitingOfInstances(db, "pnl_plan", [{ id: "jin_a", contactId: 1 }], "goal");
+    const [instances, skip] = await Promise.all(caught.map((c) => planOf(panelData, c)));
+    expect(instances).toMatch(/SEARCH m USING INDEX journey_messages_by_contact \(panel_id=\? AND contact_id=\?\)/);
+    expect(instances).toMatch(/SEARCH i USING INDEX journey_instances_by_contact/);
+    expect(instances).not.toContain("journey_messages_by_panel");
+    expect(skip).toMatch(/SEARCH journey_messages USING INDEX journey_messages_by_contact \(panel_id=\? AND contact_id=\?\)/);
   });
 
   it("a resume finds its journey's waiting SMS and push, a stop settles them, and the re-drive finds the overdue ones, through the waiting indexes", async () => {

@@ -393,15 +393,25 @@ class StepPlanner {
    * Whether a message step goes now under the panel's rules: exempt steps always; in the
    * channel's quiet hours (on the contact's clock) it is held to their end; under a cap it is
    * counted (one conditional insert keyed by its msgid, so a step run again after a crash finds
-   * its room) or refused, then skipped or held until the caps allow it, as the step says. The
+   * its room) or refused, then skipped or held until the caps allow it, as the step says; a
+   * step whose message is already recorded is not held (see `recorded`). The
    * decision is domain's (gateBeforeCaps, gateOfCapAnswer), which the simulation applies too.
    */
   private async gate(step: MessageStep, msgid: string): Promise<MessageGate> {
     const { rules, timezone } = this.panelRules;
     const before = gateBeforeCaps(step, rules, contactTimeZone(this.contact.attributes, timezone), this.now);
-    if (!("caps" in before)) return before;
-    const answer = await countSendIfAllowed(this.db, { panelId: this.point.panelId, contactId: this.contact.id, channel: before.channel, key: msgid }, before.caps, this.now);
-    return gateOfCapAnswer(step, answer);
+    const gate = "caps" in before ? gateOfCapAnswer(step, await countSendIfAllowed(this.db, { panelId: this.point.panelId, contactId: this.contact.id, channel: before.channel, key: msgid }, before.caps, this.now)) : before;
+    return "holdUntil" in gate && (await this.recorded(msgid)) ? { go: true } : gate;
+  }
+
+  /**
+   * Whether the step's message is already recorded (sent, claimed or settled): its point is
+   * planned again after a pause that came while its emails went out. Such a step is not held
+   * (its message does not go again, its claim finds it done), or the steps after it would wait
+   * out quiet hours for nothing. Read by primary key only when a hold is due.
+   */
+  private async recorded(msgid: string): Promise<boolean> {
+    return this.messages.has(msgid) || (await getMessages(this.db, this.point.panelId, [msgid])).has(msgid);
   }
 
   /** The number of the hold this point is of `step` (0: not a hold of it). */

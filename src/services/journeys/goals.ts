@@ -1,7 +1,9 @@
 import { activityNameKey } from "../../domain/activity";
 import { goalAfterEntry, reachesGoal } from "../../domain/journey-walk";
 import type { Journey } from "../../store/journeys/definitions";
-import { activeInstancesOf, convertInstances, markSplitConversions, type GoalEvent } from "../../store/journeys/splits";
+import { convertInstances, goalInstancesOf, markSplitConversions, type GoalEvent } from "../../store/journeys/splits";
+import { skipWaitingOfInstances } from "../../store/journeys/messages";
+import { JOURNEY_GOAL_SKIP } from "../../domain/send-skips";
 import type { ShardDb } from "../../store/shards";
 import type { PipelineEvent } from "../pipeline/steps";
 
@@ -42,7 +44,10 @@ export async function convertSplits(db: ShardDb, panelId: string, journeys: read
 
 /**
  * Ends, as converted, the active instances of `journeys` whose contact did the journey's goal
- * activity after entering (after the event that entered it, or once it was in).
+ * activity after entering (after the event that entered it, or once it was in). Of an instance
+ * its last step completed, the SMS or push still waiting for its provider (a paused journey's:
+ * a pause holds sending) is skipped instead, not sent at the resume: the instance is not
+ * converted (it finished before the goal), but its message had not gone.
  */
 export async function exitOnGoals(db: ShardDb, panelId: string, journeys: readonly Journey[], events: readonly PipelineEvent[], now: number): Promise<number> {
   const withGoal = journeys.filter((j) => j.definition.goal !== undefined);
@@ -51,19 +56,23 @@ export async function exitOnGoals(db: ShardDb, panelId: string, journeys: readon
   const reaching = (journey: Journey, event: PipelineEvent) => reachesGoal(journey.definition.goal!, event);
   const candidates = withGoal.filter((j) => activities.some((e) => reaching(j, e)));
   if (candidates.length === 0) return 0;
-  const instances = await activeInstancesOf(
+  const instances = await goalInstancesOf(
     db,
     panelId,
     candidates.map((j) => j.id),
     activities.map((e) => e.contactId!),
   );
   const conversions: Array<{ instanceId: string; eventId: number }> = [];
+  const completed: typeof instances = [];
   for (const instance of instances) {
     const journey = candidates.find((j) => j.id === instance.journeyId)!;
     const entryEvent = /^event:(\d+)$/.exec(instance.entryKey);
     const entry = { eventId: entryEvent ? Number(entryEvent[1]) : null, enteredAt: instance.enteredAt };
     const event = activities.find((e) => e.contactId === instance.contactId && reaching(journey, e) && goalAfterEntry(entry, e));
-    if (event) conversions.push({ instanceId: instance.id, eventId: event.id });
+    if (!event) continue;
+    if (instance.status === "active") conversions.push({ instanceId: instance.id, eventId: event.id });
+    else completed.push(instance);
   }
+  await skipWaitingOfInstances(db, panelId, completed, JOURNEY_GOAL_SKIP);
   return convertInstances(db, panelId, conversions, now);
 }

@@ -280,6 +280,33 @@ export function releaseClaimedStatement(db: ShardDb, msgid: string, claim: strin
   return db.prepare("UPDATE journey_messages SET claim = NULL, claimed_at = ?, attempted_at = NULL WHERE msgid = ? AND claim = ? AND status = 'sending'").bind(retryAt, msgid, claim);
 }
 
+/**
+ * SQL: an SMS or push of the instance `instance` (a journey_instances row or alias) waits for its
+ * provider (a journey email is claimed as it is recorded), found among its contact's messages
+ * (journey_messages_by_contact).
+ */
+export function instanceHasWaitingMessage(instance: string): string {
+  return `EXISTS (SELECT 1 FROM journey_messages m WHERE m.panel_id = ${instance}.panel_id AND m.contact_id = ${instance}.contact_id AND m.instance_id = ${instance}.id
+    AND m.channel <> 'email' AND m.status = 'sending' AND m.claim IS NULL)`;
+}
+
+/**
+ * Settles as skipped, for `reason`, the SMS and push of these instances (each with its contact)
+ * still waiting for their provider; one claimed meanwhile is with the provider and is left to it.
+ */
+export async function skipWaitingOfInstances(db: ShardDb, panelId: string, instances: ReadonlyArray<{ id: string; contactId: number }>, reason: string): Promise<number> {
+  if (instances.length === 0) return 0;
+  const result = await db
+    .prepare(
+      `UPDATE journey_messages SET status = 'skipped', error = ?4
+       WHERE panel_id = ?1 AND contact_id IN (SELECT value FROM json_each(?2)) AND instance_id IN (SELECT value FROM json_each(?3))
+         AND channel <> 'email' AND status = 'sending' AND claim IS NULL`,
+    )
+    .bind(panelId, JSON.stringify([...new Set(instances.map((i) => i.contactId))]), JSON.stringify(instances.map((i) => i.id)), reason)
+    .run();
+  return result.meta.changes;
+}
+
 /** The waiting messages of one kind: `channel` spelled out so each channel's partial index serves the statement. */
 const waitingOf = (channels: "sms" | "push") => `${channels === "sms" ? "channel = 'sms'" : "channel IN ('apn', 'bpn')"} AND status = 'sending' AND claim IS NULL`;
 

@@ -1,6 +1,7 @@
 import type { SplitEntryGoal } from "../../domain/journey-walk";
 import type { ShardDb } from "../shards";
 import { instanceStays } from "./instances";
+import { instanceHasWaitingMessage } from "./messages";
 // A/B split entries and journey goal conversions (migration 0082, decision 0042).
 
 export interface SplitEntry {
@@ -116,22 +117,27 @@ export async function convertInstances(db: ShardDb, panelId: string, conversions
   return converted;
 }
 
-/** Active instances of these journeys of the given contacts, with when they entered. */
-export async function activeInstancesOf(
+/**
+ * Active instances of these journeys of the given contacts, with when they entered, and the
+ * completed ones whose SMS or push still waits for its provider (a pause holds it): a goal
+ * reached before it went drops it.
+ */
+export async function goalInstancesOf(
   db: ShardDb,
   panelId: string,
   journeyIds: readonly string[],
   contactIds: readonly number[],
-): Promise<Array<{ id: string; journeyId: string; contactId: number; entryKey: string; enteredAt: number }>> {
+): Promise<Array<{ id: string; journeyId: string; contactId: number; entryKey: string; enteredAt: number; status: "active" | "completed" }>> {
   if (journeyIds.length === 0 || contactIds.length === 0) return [];
   const { results } = await db
     .prepare(
-      `SELECT id, journey_id, contact_id, entry_key, entered_at FROM journey_instances
-       WHERE panel_id = ?1 AND status = 'active' AND contact_id IN (SELECT value FROM json_each(?3)) AND journey_id IN (SELECT value FROM json_each(?2))`,
+      `SELECT id, journey_id, contact_id, entry_key, entered_at, status FROM journey_instances i
+       WHERE panel_id = ?1 AND contact_id IN (SELECT value FROM json_each(?3)) AND journey_id IN (SELECT value FROM json_each(?2))
+         AND (status = 'active' OR (status = 'completed' AND ${instanceHasWaitingMessage("i")}))`,
     )
     .bind(panelId, JSON.stringify([...new Set(journeyIds)]), JSON.stringify([...new Set(contactIds)]))
-    .all<{ id: string; journey_id: string; contact_id: number; entry_key: string; entered_at: number }>();
-  return results.map((r) => ({ id: r.id, journeyId: r.journey_id, contactId: r.contact_id, entryKey: r.entry_key, enteredAt: r.entered_at }));
+    .all<{ id: string; journey_id: string; contact_id: number; entry_key: string; entered_at: number; status: "active" | "completed" }>();
+  return results.map((r) => ({ id: r.id, journeyId: r.journey_id, contactId: r.contact_id, entryKey: r.entry_key, enteredAt: r.entered_at, status: r.status }));
 }
 
 /** Conversions of a journey: all, and those within [from, to). */

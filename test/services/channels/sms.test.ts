@@ -297,6 +297,55 @@ describe("queued SMS of a journey paused meanwhile", () => {
   });
 });
 
+describe("queued SMS of a paused journey whose contact reached the goal meanwhile", () => {
+  /** A delay, then the SMS (then a day's delay unless `last`); the SMS recorded as waiting, the journey paused, then the contact buys. */
+  async function boughtWhilePaused(last: boolean) {
+    const { panel, accountSid } = await twilioPanel();
+    const { cart, buy } = await cartPanel(panel);
+    const steps = [
+      { id: "later", type: "delay", for: "1h" },
+      { id: "sms", type: "sms", text: "Still thinking it over?", after: "later" },
+      ...(last ? [] : [{ id: "again", type: "delay", for: "1d", after: "sms" }]),
+    ];
+    const journey = await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, goal: { activity: "purchase" }, steps });
+    await apiFor(panel)("contact", "add", { data: { EMAIL: "ada@example.com", MOBILE } });
+    await act(panel, cart, "ada@example.com");
+    const sends = collectingQueue();
+    await journeyTimers.run(withBindings(env, { SENDS: sends }), Date.now() + 2 * 60 * MINUTE);
+    const [msgid] = sends.bodies.flatMap((body: any) => body.msgids) as string[];
+    expect((await admin("POST", `${journey.path}/status`, { status: "paused" })).status).toBe(200);
+    await act(panel, buy, "ada@example.com");
+    // Its nudge while paused leaves it (a pause holds sending).
+    expect(await sendQueuedSms(env, panel.id, msgid!, 1)).toBeNull();
+    return { panel, accountSid, journey, msgid: msgid! };
+  }
+
+  /** Runs the journey again (its held SMS nudged) and waits for the SMS to be settled. */
+  async function resume(journey: { path: string }, msgid: string) {
+    await receiver.script("twilio-api", [{ status: 201, body: JSON.stringify({ sid: `SM${hex(16)}` }) }]);
+    expect((await admin("POST", `${journey.path}/status`, { status: "running" })).status).toBe(200);
+    await eventually(async () => ((await messageRow(msgid)).status !== "sending" ? true : undefined));
+  }
+
+  it("of an instance still in the journey: counted as converted at once, the SMS shown waiting until the resume, which skips it", async () => {
+    const { accountSid, journey, msgid } = await boughtWhilePaused(false);
+    expect(await countersOf(journey)).toMatchObject({ active: 0, exited: 1, converted: 1 });
+    expect(await messageRow(msgid)).toMatchObject({ status: "sending", claim: null });
+    await resume(journey, msgid);
+    expect(await messageRow(msgid)).toMatchObject({ status: "skipped", error: "not sent: the contact left the journey (it reached the goal)", provider_msg_id: null });
+    expect((await receiver.requests("twilio-api")).filter((r) => r.path.includes(accountSid))).toHaveLength(0);
+  });
+
+  it("of an instance its last step completed: skipped at the goal, not sent when the journey runs again; the instance stays completed, not converted", async () => {
+    const { accountSid, journey, msgid } = await boughtWhilePaused(true);
+    expect(await messageRow(msgid)).toMatchObject({ status: "skipped", error: "not sent: the contact reached the journey's goal", provider_msg_id: null });
+    await resume(journey, msgid);
+    expect(await messageRow(msgid)).toMatchObject({ status: "skipped", provider_msg_id: null });
+    expect((await receiver.requests("twilio-api")).filter((r) => r.path.includes(accountSid))).toHaveLength(0);
+    expect(await countersOf(journey)).toMatchObject({ entered: 1, completed: 1, converted: 0 });
+  });
+});
+
 describe("the SENDS consumer and the re-drive", () => {
   it("takes a batch of SMS nudges: a nudge whose message met a 503 is retried with backoff, the others acknowledged", async () => {
     const { panel } = await twilioPanel();

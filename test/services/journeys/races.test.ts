@@ -294,6 +294,29 @@ describe("journey steps under way", () => {
     expect({ nudge: counters.steps?.nudge?.acted, hook: counters.steps?.hook?.acted, waiting: counters.steps?.again?.waiting }).toEqual({ nudge: 2, hook: 2, waiting: 2 });
   });
 
+  it("a journey paused while its email goes out, run again in the email's quiet hours: the webhook step after the sent email is not held to their end", async () => {
+    const { panel, hook, journey } = await mailThenHookJourney();
+    // Quiet hours for email around the resume (now, on the panel's UTC clock), over by the time the delay ends.
+    const clock = (at: number) => new Date(at).toISOString().slice(11, 16);
+    const rules = { caps: [], quiet_hours: [{ channel: "email", from: clock(Date.now() - 30 * MINUTE), to: clock(Date.now() + 60 * MINUTE) }] };
+    expect((await admin("PATCH", `/panels/${panel.id}`, { message_rules: rules })).status).toBe(200);
+    const mailed = await mailedWhileSending(panel, statusTo(journey, "paused"));
+    expect(mailed.length).toBeGreaterThan(0);
+    expect(await calledFor(hook)).toEqual([]);
+
+    expect((await admin("POST", `${journey.path}/status`, { status: "running" })).status).toBe(200);
+    // The contact mailed before the pause goes on to the webhook now; the one not mailed yet waits out the quiet hours.
+    expect(await calledFor(hook)).toEqual(mailed);
+    expect(await mailedContacts(panel)).toEqual(mailed);
+    expect((await env.FILES.list({ prefix: `outbox/${panel.id}/` })).objects).toHaveLength(mailed.length);
+    const counters = await countersOf(journey);
+    expect({ nudge: counters.steps?.nudge?.acted, hook: counters.steps?.hook?.acted, waiting: counters.steps?.again?.waiting }).toEqual({
+      nudge: mailed.length,
+      hook: mailed.length,
+      waiting: mailed.length,
+    });
+  });
+
   it("a segment journey started through another isolate: a contact written here to match, after the entry scan passed it, enters", async () => {
     const panel = await createPanel();
     const api = apiFor(panel);
