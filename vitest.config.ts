@@ -20,6 +20,7 @@ process.env.SECRETS_KEY ??= TEST_SECRETS_KEY;
 // storage or fresh modules belongs here.
 const ISOLATED = [
   "test/admin/contact-erasure-race.test.ts",
+  "test/services/segments/sms-stops.test.ts",
   "test/admin/contact-erasure.test.ts",
   "test/admin/email-templates.test.ts",
   "test/admin/operators.test.ts",

@@ -66,6 +66,7 @@
 -- migration 0117_fenced_member_deletes_uncounted.sql
 -- migration 0118_fenced_gauge_deletes_uncounted.sql
 -- migration 0119_erased_message_copies.sql
+-- migration 0121_sms_stops_rebuild_reachable_segments.sql
 
 -- table activities
 
@@ -1540,6 +1541,18 @@ CREATE TABLE sms_suppressions (
   created_at  INTEGER NOT NULL,
   PRIMARY KEY (panel_id, phone)
 );
+
+CREATE TRIGGER sms_lift_rebuilds_segments AFTER DELETE ON sms_suppressions
+BEGIN
+  UPDATE segments SET build_cursor = COALESCE(build_cursor, 0), rebuild_due = CASE WHEN build_cursor IS NULL THEN 0 ELSE 1 END
+  WHERE panel_id = OLD.panel_id AND EXISTS (SELECT 1 FROM json_tree(segments.definition) t WHERE t.key = 'reachable' AND t.atom = 'sms');
+END;
+
+CREATE TRIGGER sms_stop_rebuilds_segments AFTER INSERT ON sms_suppressions
+BEGIN
+  UPDATE segments SET build_cursor = COALESCE(build_cursor, 0), rebuild_due = CASE WHEN build_cursor IS NULL THEN 0 ELSE 1 END
+  WHERE panel_id = NEW.panel_id AND EXISTS (SELECT 1 FROM json_tree(segments.definition) t WHERE t.key = 'reachable' AND t.atom = 'sms');
+END;
 
 -- table sms_templates
 

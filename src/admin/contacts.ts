@@ -20,7 +20,7 @@ import { searchPanelByAttribute, searchPanelByKey, searchPanelContaining } from 
 import type { Panel } from "../store/panels";
 import type { ShardDb } from "../store/shards";
 import { contactKeyFrom } from "../domain/contacts";
-import { contactDb, contactPlace, firstOnShards, panelShards } from "../services/access/partitions";
+import { contactDb, contactPlace, firstOnShards, panelShards, shownContactPage, type ContactPage } from "../services/access/partitions";
 import { isoTime } from "../store/sql";
 import { audited, auditorOf } from "./audit";
 import { eventView } from "./events";
@@ -120,7 +120,7 @@ const searchPanelContacts = definePanelRoute({
         scan: { contacts: scan.scanned, bounded },
       };
     }
-    let found: Contact[];
+    let found: ContactPage<Contact>;
     if (attribute !== panel.primaryKey) {
       const type = schema.get(attribute);
       if (!type) throw invalidField("attribute", `no attribute named ${attribute} in this panel`);
@@ -138,12 +138,12 @@ const searchPanelContacts = definePanelRoute({
       }
       found = await searchPanelByKey(env, panel, db, q, query.match, query.after, query.limit + 1);
     }
-    const page = found.slice(0, query.limit);
+    const { shown: page, nextAfter } = shownContactPage(found, query.limit);
     return {
       primary_key: panel.primaryKey,
       attribute,
       contacts: page.map(contactView),
-      next_cursor: found.length > query.limit ? page.at(-1)!.key : null,
+      next_cursor: nextAfter && nextAfter.key,
     };
   },
 });

@@ -11,7 +11,7 @@ import { listMembersPage } from "../services/lists/members";
 import { removeList as removePanelList } from "../services/lists/remove";
 import { renameList } from "../services/lists/rename";
 import type { ContactList } from "../store/lists";
-import { mirrorShards, panelOwningShards } from "../services/access/partitions";
+import { mirrorShards, panelOwningShards, shownContactPage } from "../services/access/partitions";
 import { panelListsCounted, withPanelCount } from "../services/lists/counts";
 import { isoTime } from "../store/sql";
 import { definePanelRoute } from "./route";
@@ -116,12 +116,12 @@ const panelListMembers = definePanelRoute({
   query: listMembersQuery,
   async handle({ env, db, path, query, panel }) {
     const found = unwrapList(await listMembersPage(panelOwningShards(env, panel, db), panel.id, listId(path.list), query.after ?? 0, query.limit + 1), path.list);
-    const page = found.members.slice(0, query.limit);
+    const { shown: page, nextAfter } = shownContactPage(found.members, query.limit);
     return {
       list: listView(await withPanelCount(env, panel, found.list)),
       primary_key: panel.primaryKey,
       members: page.map((m) => ({ key: m.key, attributes: m.attributes, added_at: isoTime(m.addedAt) })),
-      next_cursor: found.members.length > query.limit ? String(page.at(-1)!.contactId) : null,
+      next_cursor: nextAfter && String(nextAfter.contactId),
     };
   },
 });

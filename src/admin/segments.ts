@@ -1,4 +1,4 @@
-import { panelOwningShards } from "../services/access/partitions";
+import { panelOwningShards, shownContactPage } from "../services/access/partitions";
 import { jobStartedAnswer } from "../domain/answers/contacts";
 import { NEEDS } from "../domain/permissions";
 import { countedSegmentAnswer, segmentContactsAnswer, segmentCountAnswer, segmentHistoryAnswer, segmentListAnswer, segmentPageAnswer } from "../domain/answers/segments";
@@ -138,8 +138,8 @@ const segmentContacts = definePanelRoute({
   async handle({ env, path, query, panel, db }) {
     const page = await segmentMembers(panelOwningShards(env, panel, db), panel.id, path.segment, Number(query.cursor ?? 0), query.limit + 1);
     if (!page) throw noSuchSegment(path.segment);
-    const shown = page.slice(0, query.limit);
-    return { contacts: shown.map((c) => c.attributes), next_cursor: page.length > query.limit ? String(shown.at(-1)!.id) : null };
+    const { shown, nextAfter } = shownContactPage(page, query.limit);
+    return { contacts: shown.map((c) => c.attributes), next_cursor: nextAfter && String(nextAfter.id) };
   },
 });
 

@@ -187,10 +187,29 @@ export function panelShards(env: Env, panel: Pick<Panel, "shard" | "partitions">
  * order's own terms pages on through every shard: a contact key lives in one partition only,
  * and ids are unique across shards (decision 0030). `shards` may also be reads' sources naming
  * their database (a shard with whose rows to read there).
+ *
+ * Rows are not de-duplicated: each caller's shards list only rows they own. Consent records,
+ * journey messages, campaign recipients and a uniqueid's events keep to the buckets the map gives
+ * each shard (a split's source's copies left out); a contact's history reads the contact's shard
+ * and other shards for unjoined events of its uniqueids only; the SMS stop list, whose stops are
+ * copied to every shard, asks for more and lists each number once (panelSmsSuppressions).
  */
 export async function mergedPage<T, S = ShardDb>(shards: readonly S[], read: (shard: S) => Promise<readonly T[]>, order: (a: T, b: T) => number, limit: number): Promise<T[]> {
   const pages = await Promise.all(shards.map(read));
   return pages.length === 1 ? [...pages[0]!] : pages.flat().sort(order).slice(0, limit);
+}
+
+/** How many times mergedContactPage reads on a shard whose rows it kept too few of, before it answers a short page. */
+export const CONTACT_PAGE_READ_ONS = 4;
+
+/**
+ * A page of mergedContactPage: `rows` in order, and `readTo`, set when the reads stopped before
+ * the page was whole: the row the reads reached, past which the next page reads (every row of
+ * the panel up to it is in `rows`). Null when `rows` are the page's `limit`, or all there is.
+ */
+export interface ContactPage<T> {
+  rows: T[];
+  readTo: T | null;
 }
 
 /**
@@ -203,8 +222,10 @@ export async function mergedPage<T, S = ShardDb>(shards: readonly S[], read: (sh
  * A row left out usually stands for its contact's row on the target, within the target's page,
  * so one read a shard gives the panel's first `limit`. One whose contact's row went on the target
  * after the switch stands for nothing: past the last row read on a shard whose page was full,
- * the panel's rows are not known, so that shard reads on until the page is whole (more reads only
- * for such rows, a few between a switch and its cleaning).
+ * the panel's rows are not known, so that shard reads on until the page is whole. Such rows can
+ * be many (a segment's members re-checked on the target, its source's copies left as they were),
+ * so a shard reads on at most CONTACT_PAGE_READ_ONS times: then the page is the rows known so
+ * far, short, with `readTo` for the next page to go on from (never skipping or repeating a row).
  */
 export async function mergedContactPage<T extends { key: string }>(
   panelId: string,
@@ -212,8 +233,8 @@ export async function mergedContactPage<T extends { key: string }>(
   read: (db: ShardDb, after: T | undefined) => Promise<readonly T[]>,
   order: (a: T, b: T) => number,
   limit: number,
-): Promise<T[]> {
-  if (shards.length === 1 && shards[0]!.buckets === null) return [...(await read(shards[0]!.db, undefined))];
+): Promise<ContactPage<T>> {
+  if (shards.length === 1 && shards[0]!.buckets === null) return { rows: [...(await read(shards[0]!.db, undefined))], readTo: null };
   const states = shards.map((shard) => ({ shard, kept: [] as T[], last: undefined as T | undefined, ended: false }));
   const readOn = async (state: (typeof states)[number]) => {
     const page = await read(state.shard.db, state.last);
@@ -223,7 +244,7 @@ export async function mergedContactPage<T extends { key: string }>(
     state.ended = page.length < limit;
   };
   await Promise.all(states.map(readOn));
-  for (;;) {
+  for (let readOns = 0; ; readOns++) {
     // The first row no shard has read past: rows beyond it may lie unread on that shard.
     const open = states.filter((state) => !state.ended);
     const horizon = open.reduce<T | undefined>((min, state) => (min === undefined || order(state.last!, min) < 0 ? state.last : min), undefined);
@@ -231,9 +252,19 @@ export async function mergedContactPage<T extends { key: string }>(
       .flatMap((state) => state.kept)
       .filter((row) => horizon === undefined || order(row, horizon) <= 0)
       .sort(order);
-    if (known.length >= limit || horizon === undefined) return known.slice(0, limit);
+    if (known.length >= limit || horizon === undefined) return { rows: known.slice(0, limit), readTo: null };
+    if (readOns === CONTACT_PAGE_READ_ONS) return { rows: known, readTo: horizon };
     await Promise.all(open.filter((state) => order(state.last!, horizon) === 0).map(readOn));
   }
+}
+
+/**
+ * A ContactPage asked for one row more than the `limit` shown (to know whether more follow):
+ * the rows shown, and the row the next page goes on after, null on the last page.
+ */
+export function shownContactPage<T>(page: ContactPage<T>, limit: number): { shown: T[]; nextAfter: T | null } {
+  const shown = page.rows.slice(0, limit);
+  return { shown, nextAfter: page.rows.length > limit ? shown[shown.length - 1]! : page.readTo };
 }
 
 /**

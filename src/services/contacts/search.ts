@@ -3,7 +3,7 @@ import { searchContacts, searchContactsByAttribute, searchContactsContaining, ty
 import type { Panel } from "../../store/panels";
 import type { ShardDb } from "../../store/shards";
 import { compareStoredText } from "../../store/sql";
-import { mergedContactPage, panelOwningShards, partitionOfContact } from "../access/partitions";
+import { mergedContactPage, panelOwningShards, partitionOfContact, type ContactPage } from "../access/partitions";
 
 /**
  * The panel's contact search across its partitions (decision 0038 step 3), in key order as
@@ -16,7 +16,7 @@ type Placed = Pick<Panel, "id" | "shard" | "partitions">;
 const byKey = (a: Contact, b: Contact) => compareStoredText(a.key, b.key);
 
 /** Contacts by primary-key value: `exact` asks the key's partition alone, a prefix every shard. */
-export async function searchPanelByKey(env: Env, panel: Placed, home: ShardDb, q: string, match: "prefix" | "exact", after: string | undefined, limit: number): Promise<Contact[]> {
+export async function searchPanelByKey(env: Env, panel: Placed, home: ShardDb, q: string, match: "prefix" | "exact", after: string | undefined, limit: number): Promise<ContactPage<Contact>> {
   const shards = match === "exact" && panel.partitions.length ? [{ db: partitionOfContact(env, panel, q).db, buckets: null }] : panelOwningShards(env, panel, home);
   return mergedContactPage(panel.id, shards, (db, last) => searchContacts(db, panel.id, q, match, last?.key ?? after, limit), byKey, limit);
 }
@@ -31,7 +31,7 @@ export async function searchPanelByAttribute(
   match: "prefix" | "exact",
   after: string | undefined,
   limit: number,
-): Promise<Contact[]> {
+): Promise<ContactPage<Contact>> {
   return mergedContactPage(panel.id, panelOwningShards(env, panel, home), (db, last) => searchContactsByAttribute(db, panel.id, name, value, match, last?.key ?? after, limit), byKey, limit);
 }
 

@@ -1,6 +1,6 @@
 import { succeeded, type Result } from "../../lib/problems";
 import { getList, listMembers, type ContactList, type ListMember } from "../../store/lists";
-import { mergedContactPage, type OwningShards } from "../access/partitions";
+import { mergedContactPage, type ContactPage, type OwningShards } from "../access/partitions";
 import { noSuchList } from "./find";
 
 /**
@@ -14,7 +14,7 @@ export async function listMembersPage(
   listId: number,
   afterId: number,
   limit: number,
-): Promise<Result<{ list: ContactList; members: ListMember[] }>> {
+): Promise<Result<{ list: ContactList; members: ContactPage<ListMember> }>> {
   const list = await getList(shards[0].db, panelId, listId);
   if (!list) return noSuchList({ id: listId });
   const members = await mergedContactPage<ListMember>(panelId, shards, (db, last) => listMembers(db, panelId, list.id, last?.contactId ?? afterId, limit), (a, b) => a.contactId - b.contactId, limit);

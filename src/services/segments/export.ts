@@ -182,14 +182,16 @@ async function writeParts(env: Env, db: ShardDb, job: SegmentExport, lease: stri
     do {
       const after = cursor;
       const page = await mergedContactPage<KeyedContact>(job.panelId, owning, (shard, last) => segmentMembersPage(shard, job.panelId, segment.id, last?.id ?? after, tuning.pageRows), (a, b) => a.id - b.id, tuning.pageRows);
-      for (const member of page) {
+      for (const member of page.rows) {
         const line = formatCsvRecord(job.columns.map((column, i) => (i === 0 ? member.key : cell(member.attributes[column]))));
         lines.push(line);
         bytes += line.length + 2;
       }
-      rows += page.length;
-      if (page.length) cursor = page[page.length - 1]!.id;
-      if (page.length < tuning.pageRows) {
+      rows += page.rows.length;
+      // A short page the reads stopped (mergedContactPage's bound) goes on past where they reached.
+      const reached = page.readTo ?? page.rows.at(-1);
+      if (reached) cursor = reached.id;
+      if (page.rows.length < tuning.pageRows && !page.readTo) {
         finished = true;
         break;
       }

@@ -1,6 +1,6 @@
 import type { KeyedContact } from "../../store/contacts";
 import { getSegment, listSegments, segmentHistory, segmentMembersPage, type Segment } from "../../store/segments";
-import { mergedContactPage, type OwningShards } from "../access/partitions";
+import { mergedContactPage, type ContactPage, type OwningShards } from "../access/partitions";
 import { panelMemberFigures, type CountFigure } from "../overview/counts";
 import { countSavedSegment, type MatchCount } from "./definitions";
 
@@ -47,10 +47,10 @@ export async function segmentWithCount(
  * A page of the segment's members after contact id `afterId`, merged over the panel's shards
  * (at most `limit` a shard; ids are unique across shards); null when there is no such segment.
  */
-export async function segmentMembers(shards: OwningShards, panelId: string, segmentId: string, afterId: number, limit: number): Promise<KeyedContact[] | null> {
+export async function segmentMembers(shards: OwningShards, panelId: string, segmentId: string, afterId: number, limit: number): Promise<ContactPage<KeyedContact> | null> {
   const segment = await getSegment(shards[0].db, panelId, segmentId);
   if (!segment) return null;
-  return mergedContactPage(panelId, shards, (db, last) => segmentMembersPage(db, panelId, segment.id, last?.id ?? afterId, limit), (a, b) => a.id - b.id, limit);
+  return mergedContactPage<KeyedContact>(panelId, shards, (db, last) => segmentMembersPage(db, panelId, segment.id, last?.id ?? afterId, limit), (a, b) => a.id - b.id, limit);
 }
 
 /** Entries and exits per day (UTC) since `since`, each day's summed over the shards, and the members as last counted; null when there is no such segment. */
