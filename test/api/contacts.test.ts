@@ -84,6 +84,12 @@ describe("contact add (4.1)", () => {
       body: `data=${encodeURIComponent(data)}&${ids.map((id, i) => `listid%5B${i}%5D=${id}`).join("&")}`,
     })],
     ["listid[]=… repeated in the query string", (ids, data) => ({ method: "POST", query: `&data=${encodeURIComponent(data)}&${ids.map((id) => `listid[]=${id}`).join("&")}` })],
+    ["listid repeated in a form body (Python requests' data={'listid': [4, 7]})", (ids, data) => ({
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: `data=${encodeURIComponent(data)}&${ids.map((id) => `listid=${id}`).join("&")}`,
+    })],
+    ["listid repeated in the query string", (ids, data) => ({ method: "GET", query: `&data=${encodeURIComponent(data)}&${ids.map((id) => `listid=${id}`).join("&")}` })],
     ["listid[] fields of a multipart body", (ids, data) => {
       const form = new FormData();
       form.append("data", data);
@@ -97,6 +103,31 @@ describe("contact add (4.1)", () => {
     expect(added.status).toBe(200);
     const viewed = await api("contact", "view", { data: "php@example.com" });
     expect(viewed.body.lists.map((l: { id: number }) => l.id)).toEqual(ids);
+  });
+
+  it.each<[string, string]>([
+    ["PHP's http_build_query of a nested array (data[EMAIL]=…) in a form body", "data%5BEMAIL%5D=bracket%40example.com&data%5BNAME%5D=Bra&data%5BAGE%5D=31"],
+    ["jQuery's $.post of a nested object (data[EMAIL]=…), unescaped brackets", "data[EMAIL]=bracket%40example.com&data[NAME]=Bra&data[AGE]=31"],
+  ])("reads data given as %s as the object it encodes", async (_label, body) => {
+    const added = await call(`/apiv2?type=contact&activity=add&apikey=${panel.apiKey}`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body });
+    const answer = await added.json<{ contact: unknown }>();
+    expect(added.status, JSON.stringify(answer)).toBe(200);
+    expect(answer.contact).toEqual({ EMAIL: "bracket@example.com", NAME: "Bra", AGE: 31 });
+  });
+
+  it("a parameter repeated with the same value is that value; with two values it is refused, naming it, and nothing is written", async () => {
+    const data = encodeURIComponent(JSON.stringify({ EMAIL: "twice@example.com" }));
+    const same = await call(`/apiv2?type=contact&activity=add&apikey=${panel.apiKey}&apikey=${panel.apiKey}&data=${data}`, { method: "GET" });
+    expect(same.status, await same.text()).toBe(200);
+    const before = await panelSnapshot(panel.id);
+    const other = JSON.stringify({ EMAIL: "other@example.com" });
+    const twoData = await call(`/apiv2?type=contact&activity=add&apikey=${panel.apiKey}&data=${data}&data=${encodeURIComponent(other)}`, { method: "GET" });
+    expect(twoData.status).toBe(400);
+    expect((await twoData.json<{ message: string }>()).message).toContain("data");
+    const twoTypes = await call(`/apiv2?type=contact&type=lists&activity=add&apikey=${panel.apiKey}&data=${data}`, { method: "GET" });
+    expect([400, 404]).toContain(twoTypes.status);
+    expect((await twoTypes.json<{ message: string }>()).message).toContain("type");
+    expect(await panelSnapshot(panel.id)).toBe(before);
   });
 
   it("with several lists, one that does not exist writes nothing", async () => {

@@ -100,32 +100,61 @@ function decodeFormComponent(raw: string): string | null {
 }
 
 /**
- * Collects form fields into parameters: the first of a repeated name wins, and PHP's array
- * forms (`listid[]=4&listid[]=7`, `listid[0]=4&listid[1]=7`, what `http_build_query` writes for
- * an array) gather into one array under the bare name unless the bare name was given itself.
+ * Collects form fields into parameters as real clients encode them. A name given once is its
+ * value; given again with the same value, still that value (a key appended twice by a client
+ * library); with other values, all of them in order, as one array (`listid=4&listid=7`, what
+ * Python's requests and URLSearchParams write for a list). PHP's and jQuery's bracket forms
+ * gather under the bare name unless the bare name was given itself: `listid[]=4&listid[]=7` and
+ * `listid[0]=4&listid[1]=7` an array, `data[EMAIL]=a&data[NAME]=b` an object (what
+ * `http_build_query` and `$.post` write for a nested array or object).
  */
 class FormParams {
   readonly params: Params = {};
-  /** Made at the first array form: most calls send none. */
-  private arrays: Map<string, unknown[]> | undefined;
+  /** Names given again with another value: their values so far. */
+  private repeated: Map<string, unknown[]> | undefined;
+  /** Made at the first bracket form: most calls send none. Each bare name's keys and values, in order. */
+  private bracketed: Map<string, Array<[key: string, value: unknown]>> | undefined;
 
   add(name: string, value: unknown): void {
-    // Only a name ending in `]` can be an array form: the others skip the pattern.
-    const indexed = name.endsWith("]") ? /^([^[\]]+)\[(\d*)\]$/.exec(name) : null;
-    if (indexed) {
-      this.arrays ??= new Map();
-      const items = this.arrays.get(indexed[1]!) ?? [];
-      this.arrays.set(indexed[1]!, items);
-      items.push(value);
+    // Only a name ending in `]` can be a bracket form: the others skip the pattern.
+    const bracket = name.endsWith("]") ? /^([^[\]]+)\[([^[\]]*)\]$/.exec(name) : null;
+    if (bracket) {
+      this.bracketed ??= new Map();
+      const entries = this.bracketed.get(bracket[1]!) ?? [];
+      this.bracketed.set(bracket[1]!, entries);
+      entries.push([bracket[2]!, value]);
       return;
     }
-    if (!Object.hasOwn(this.params, name)) this.params[name] = value;
+    if (!Object.hasOwn(this.params, name)) {
+      this.params[name] = value;
+      return;
+    }
+    const values = this.repeated?.get(name);
+    if (values) {
+      if (!values.includes(value)) values.push(value);
+    } else if (this.params[name] !== value) {
+      this.repeated ??= new Map();
+      const gathered = [this.params[name], value];
+      this.repeated.set(name, gathered);
+      this.params[name] = gathered;
+    }
   }
 
   done(): Params {
-    if (this.arrays) for (const [name, items] of this.arrays) if (!Object.hasOwn(this.params, name)) this.params[name] = items;
+    if (this.bracketed) {
+      for (const [name, entries] of this.bracketed) if (!Object.hasOwn(this.params, name)) this.params[name] = bracketValue(entries);
+    }
     return this.params;
   }
+}
+
+/** Bracket forms' value: an array when every key is empty or an index, else an object (the first of a repeated key wins). */
+function bracketValue(entries: ReadonlyArray<[key: string, value: unknown]>): unknown[] | Record<string, unknown> {
+  if (entries.every(([key]) => key === "" || /^\d+$/.test(key))) return entries.map(([, value]) => value);
+  const first = new Map<string, unknown>();
+  for (const [key, value] of entries) if (key !== "" && !first.has(key)) first.set(key, value);
+  // fromEntries defines own members, so a key such as `__proto__` is a member like any other.
+  return Object.fromEntries(first);
 }
 
 /** Form-encoded text (a query string or a body) as parameters (see FormParams). */
