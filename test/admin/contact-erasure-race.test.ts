@@ -10,14 +10,14 @@ import { insertMessageStatement } from "../../src/store/journeys/messages";
 import { insertOutboxRecords } from "../../src/store/outbox";
 import { outboxKey } from "../../src/services/channels/email/outbox";
 import type { EmailStep } from "../../src/domain/journey";
-import { contactBucket } from "../../src/domain/partitions";
+import { bucketRangesOn, contactBucket } from "../../src/domain/partitions";
 import { getCampaign } from "../../src/store/campaigns/definitions";
 import { publishCampaign } from "../../src/store/campaigns/publish";
 import { postActivity } from "../support/activity";
 import { outbox, scheduled } from "../support/broadcasts";
 import { withBindings } from "../support/cron";
 import { placesNaming } from "../support/erasure";
-import { admin, apiFor, createPanel, panelData, type TestPanel } from "../support/helpers";
+import { admin, apiFor, createPanel, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
 import { act, cartPanel, MINUTE, startJourney } from "../support/journeys";
 import { instancesOn, settledOnBoth, shard0, TWO } from "../support/partitions";
 
@@ -178,7 +178,7 @@ describe("erasure racing a send through the outbox", () => {
     // The erasure has deleted the copies the outbox listed and turns to the broadcast files; the
     // timer sends the due email then, its copy and row stored while her message row is still there.
     const { state, files } = sendingAtBroadcastFiles(panel, dueEmailSent(panel, address));
-    const erasure = await eraseContact(withBindings(env, { FILES: files }), { db: panelData, home: panelData, others: [] }, panel.id, address, Date.now());
+    const erasure = await eraseContact(withBindings(env, { FILES: files }), { db: { db: panelData, buckets: null }, home: panelData, others: [] }, panel.id, address, Date.now());
     expect(erasure).not.toBeNull();
     expect(state.sent).toBe(true);
     await nothingNames(address);
@@ -193,7 +193,7 @@ describe("erasure racing a send through the outbox", () => {
     const { state, files } = sendingAtBroadcastFiles(panel, dueEmailSent(panel, address), async (keys, sent) => {
       if (sent && keys.some((k) => k.startsWith(`outbox/${panel.id}/`))) throw new Error("the request died");
     });
-    await expect(eraseContact(withBindings(env, { FILES: files }), { db: panelData, home: panelData, others: [] }, panel.id, address, Date.now())).rejects.toThrow(
+    await expect(eraseContact(withBindings(env, { FILES: files }), { db: { db: panelData, buckets: null }, home: panelData, others: [] }, panel.id, address, Date.now())).rejects.toThrow(
       "the request died",
     );
     expect(state.sent).toBe(true);
@@ -239,7 +239,7 @@ describe("erasure racing a send through the outbox", () => {
         return typeof value === "function" ? value.bind(target) : value;
       },
     });
-    const place = { db: dying, home: panelData, others: [panelData] };
+    const place = { db: { db: dying, buckets: bucketRangesOn(TWO, 0) }, home: panelData, others: [{ db: panelData, buckets: bucketRangesOn(TWO, TEST_SHARD) }] };
     await expect(eraseContact(withBindings(env, { FILES: files }), place, panel.id, address, Date.now())).rejects.toThrow("the request died");
     expect(await panelData.prepare("SELECT COUNT(*) AS n FROM journey_messages WHERE msgid = ?").bind(msgid).first<number>("n")).toBe(0);
 

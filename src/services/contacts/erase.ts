@@ -22,7 +22,7 @@ import {
 import { withdrawExports } from "../../store/segment-exports";
 import type { ShardDb } from "../../store/shards";
 import { listWebhooks } from "../../store/webhooks";
-import { panelShards } from "../access/partitions";
+import { panelShards, type OwningShard } from "../access/partitions";
 import { findPanelHome, shardTask } from "../access/shards";
 import { outboxKey } from "../channels/email/outbox";
 import { eraseFromBroadcastFiles } from "./erase-broadcast-files";
@@ -68,17 +68,21 @@ async function erasureTarget(shards: readonly ShardDb[], panelId: string, contac
  * Where an erasure acts (decision 0038): `db`, the contact's partition shard, holds its rows and
  * the erasure's record; `home` the panel's configuration (webhooks, segment exports); `others`,
  * the panel's other shards (home and mirrors), rows naming it by address, number or uniqueid.
- * A panel without a map: `db` and `home` the same, no others.
+ * Each shard comes with its buckets in the panel's map (contactOwningPlace): a split's source's
+ * fenced copies outside them are cleaning's to delete. A panel without a map: `db` and `home`
+ * the same, no others.
  */
 export interface ErasurePlace {
-  db: ShardDb;
+  db: OwningShard;
   home: ShardDb;
-  others: readonly ShardDb[];
+  others: readonly OwningShard[];
 }
 
 /** Erases the contact named by `key`; null when the panel has none. */
 export async function eraseContact(env: Env, place: ErasurePlace, panelId: string, key: string, now: number): Promise<ContactErasure | null> {
-  const { db, home, others } = place;
+  const { home } = place;
+  const db = place.db.db;
+  const others = place.others.map((shard) => shard.db);
   const contact = await getContactByKey(db, panelId, key);
   if (!contact) return null;
   const target = await erasureTarget([db, ...others], panelId, contact.id, contact.attributes);
@@ -106,8 +110,8 @@ export async function eraseContact(env: Env, place: ErasurePlace, panelId: strin
   // The other shards first: the record on the partition's shard marks the erasure as made, and
   // records the messages they deleted with its own.
   const recorded = new Map<ShardDb, ErasedMessage[]>();
-  for (const shard of others) recorded.set(shard, await eraseContactRows(shard, target, null, now));
-  recorded.set(db, await eraseContactRows(db, target, erasure, now, [...recorded.values()].flat()));
+  for (const shard of place.others) recorded.set(shard.db, await eraseContactRows(shard.db, shard.buckets, target, null, now));
+  recorded.set(db, await eraseContactRows(db, place.db.buckets, target, erasure, now, [...recorded.values()].flat()));
   // A send under way may store its copy after the outbox was read above: the copies of the
   // messages just deleted go by id. The outbox keeps no copy of a message whose row it finds
   // gone (channels/email/outbox.ts), so none comes after this.
