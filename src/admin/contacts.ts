@@ -222,7 +222,8 @@ const addPanelContact = definePanelRoute({
 function erasureView(erasure: ContactErasure) {
   return {
     erasure_id: erasure.id,
-    state: erasure.state,
+    // One under way (`pending`) is never read here (getErasure), and still to finish anyway.
+    state: erasure.state === "done" ? ("done" as const) : ("archive" as const),
     archive_parts_rewritten: erasure.partsDone,
     created_at: isoTime(erasure.createdAt),
     finished_at: erasure.finishedAt === null ? null : isoTime(erasure.finishedAt),

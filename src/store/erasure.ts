@@ -240,7 +240,8 @@ export interface ContactErasure {
   panelId: string;
   contactId: number;
   owners: string[];
-  state: "archive" | "done";
+  /** `pending`: under way, the contact's rows on its own shard not yet deleted (erasureUnderWay). */
+  state: "pending" | "archive" | "done";
   partsDone: number;
   createdAt: number;
   finishedAt: number | null;
@@ -251,7 +252,7 @@ interface ErasureRow {
   panel_id: string;
   contact_id: number;
   owners: string;
-  state: "archive" | "done";
+  state: ContactErasure["state"];
   parts_done: number;
   created_at: number;
   finished_at: number | null;
@@ -268,14 +269,51 @@ const fromRow = (r: ErasureRow): ContactErasure => ({
   finishedAt: r.finished_at,
 });
 
+/** Records `erasure`, or turns its record under way (`pending`, erasureUnderWay) into it. */
 function insertErasureStatement(db: ShardDb, erasure: ContactErasure): D1PreparedStatement {
   return db
-    .prepare("INSERT INTO contact_erasures (id, panel_id, contact_id, owners, state, parts_done, created_at) VALUES (?, ?, ?, ?, ?, 0, ?)")
+    .prepare(
+      `INSERT INTO contact_erasures (id, panel_id, contact_id, owners, state, parts_done, created_at) VALUES (?, ?, ?, ?, ?, 0, ?)
+       ON CONFLICT (id) DO UPDATE SET owners = excluded.owners, state = excluded.state WHERE contact_erasures.state = 'pending'`,
+    )
     .bind(erasure.id, erasure.panelId, erasure.contactId, JSON.stringify(erasure.owners), erasure.state, erasure.createdAt);
 }
 
+/**
+ * Records `erasure` as under way (`pending`) on the contact's shard unless an earlier attempt's
+ * is there already; the contact's erasure under way, this or that one. Written before any other
+ * shard's batch, so an accepted erasure is finished even if its request dies (unfinishedErasures).
+ */
+export async function erasureUnderWay(db: ShardDb, erasure: ContactErasure): Promise<ContactErasure> {
+  const [, read] = await db.batch<ErasureRow>([
+    db
+      .prepare(
+        `INSERT INTO contact_erasures (id, panel_id, contact_id, owners, state, parts_done, created_at) SELECT ?1, ?2, ?3, ?4, 'pending', 0, ?5
+         WHERE NOT EXISTS (SELECT 1 FROM contact_erasures WHERE panel_id = ?2 AND contact_id = ?3 AND state = 'pending')`,
+      )
+      .bind(erasure.id, erasure.panelId, erasure.contactId, JSON.stringify(erasure.owners), erasure.createdAt),
+    db.prepare("SELECT * FROM contact_erasures WHERE panel_id = ? AND contact_id = ? AND state = 'pending' ORDER BY created_at LIMIT 1").bind(erasure.panelId, erasure.contactId),
+  ]);
+  return fromRow(read!.results[0]!);
+}
+
+/** The shard's erasures under way since before `before` (their request died, or was never retried), oldest first. */
+export async function unfinishedErasures(db: ShardDb, before: number, limit: number): Promise<ContactErasure[]> {
+  const { results } = await db
+    .prepare("SELECT * FROM contact_erasures WHERE state = 'pending' AND created_at < ? ORDER BY created_at LIMIT ?")
+    .bind(before, limit)
+    .all<ErasureRow>();
+  return results.map(fromRow);
+}
+
+/** Drops the record of an erasure under way that another shard finished (its contact had moved there) or whose panel is gone. */
+export async function forgetErasureUnderWay(db: ShardDb, id: string): Promise<void> {
+  await db.prepare("DELETE FROM contact_erasures WHERE id = ? AND state = 'pending'").bind(id).run();
+}
+
+/** An erasure finished or being finished; one under way (`pending`) is not yet one to show. */
 export async function getErasure(db: ShardDb, panelId: string, id: string): Promise<ContactErasure | null> {
-  const row = await db.prepare("SELECT * FROM contact_erasures WHERE panel_id = ? AND id = ?").bind(panelId, id).first<ErasureRow>();
+  const row = await db.prepare("SELECT * FROM contact_erasures WHERE panel_id = ? AND id = ? AND state <> 'pending'").bind(panelId, id).first<ErasureRow>();
   return row ? fromRow(row) : null;
 }
 

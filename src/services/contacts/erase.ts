@@ -1,13 +1,16 @@
 import { EMAIL_ATTRIBUTE } from "../../domain/email";
 import { campaignMessageId } from "../../domain/email-message";
 import { erasedIdentifier } from "../../domain/erasure";
+import { bucketRangesOn } from "../../domain/partitions";
 import { contactReach } from "../../domain/preferences";
 import { newId } from "../../lib/random";
-import { getContactByKey } from "../../store/contacts";
+import { contactsByIds, getContactByKey } from "../../store/contacts";
 import {
   copiesDeleted,
   eraseContactRows,
+  erasureUnderWay,
   finishErasure,
+  forgetErasureUnderWay,
   outboxKeysOf,
   partRewritten,
   partsNaming,
@@ -15,6 +18,7 @@ import {
   pendingErasures,
   recipientsOf,
   uniqueidsOfContact,
+  unfinishedErasures,
   type ContactErasure,
   type ErasedMessage,
   type ErasureTarget,
@@ -22,7 +26,7 @@ import {
 import { withdrawExports } from "../../store/segment-exports";
 import type { ShardDb } from "../../store/shards";
 import { listWebhooks } from "../../store/webhooks";
-import { panelShards, type OwningShard } from "../access/partitions";
+import { contactOwningPlace, mergedMap, panelShards, type OwningShard } from "../access/partitions";
 import { findPanelHome, shardTask } from "../access/shards";
 import { outboxKey } from "../channels/email/outbox";
 import { eraseFromBroadcastFiles } from "./erase-broadcast-files";
@@ -32,6 +36,8 @@ import { webhookDispatcher } from "../webhooks/enqueue";
 /**
  * Right to erasure (issue 16): a contact and everything held about it leave the panel. In
  * order, each step safe to repeat if the request dies after it:
+ * 0. where other shards hold rows of it, its own shard records the erasure under way, which the
+ *    cron makes again if the request dies before its own batch (finishUnfinishedErasures);
  * 1. waiting webhook events naming the contact are dropped from each webhook's backlog;
  * 2. the outbox's copies sent to its address go from R2, and its records in broadcasts' uploaded
  *    contact files are blanked (erase-broadcast-files.ts);
@@ -86,6 +92,20 @@ export async function eraseContact(env: Env, place: ErasurePlace, panelId: strin
   const contact = await getContactByKey(db, panelId, key);
   if (!contact) return null;
   const target = await erasureTarget([db, ...others], panelId, contact.id, contact.attributes);
+  const accepted: ContactErasure = {
+    id: newId("era"),
+    panelId,
+    contactId: contact.id,
+    owners: [`c:${contact.id}`, ...target.uniqueids.map((u) => `u:${u}`)],
+    state: "archive",
+    partsDone: 0,
+    createdAt: now,
+    finishedAt: null,
+  };
+  // Before anything is deleted, where the other shards' batches go ahead of its own: the record
+  // under way on the contact's shard has the cron finish an erasure whose request dies (or take
+  // an earlier attempt's, whose id this one keeps).
+  const erasure = place.others.length ? { ...(await erasureUnderWay(db, accepted)), owners: accepted.owners, state: accepted.state } : accepted;
 
   const names = [key, ...recipientsOf(target), ...target.uniqueids, ...[contact.attributes.MOBILE].filter((m): m is string => typeof m === "string")];
   for (const webhook of await listWebhooks(home, panelId)) await webhookDispatcher(env, webhook.id).forgetContact([...new Set(names)]);
@@ -97,16 +117,6 @@ export async function eraseContact(env: Env, place: ErasurePlace, panelId: strin
   for (let i = 0; i < outboxKeys.length; i += 1000) await env.FILES.delete(outboxKeys.slice(i, i + 1000));
   await eraseFromBroadcastFiles(env.FILES, panelId, { key, attributes: contact.attributes });
 
-  const erasure: ContactErasure = {
-    id: newId("era"),
-    panelId,
-    contactId: contact.id,
-    owners: [`c:${contact.id}`, ...target.uniqueids.map((u) => `u:${u}`)],
-    state: "archive",
-    partsDone: 0,
-    createdAt: now,
-    finishedAt: null,
-  };
   // The other shards first: the record on the partition's shard marks the erasure as made, and
   // records the messages they deleted with its own.
   const recorded = new Map<ShardDb, ErasedMessage[]>();
@@ -177,8 +187,40 @@ export async function rewriteArchive(bucket: R2Bucket, db: ShardDb, erasure: Con
   return { done: await finishErasure(db, erasure, now), rewritten: parts.length };
 }
 
-/** The cron sweep: on every shard, deletes the outbox copies and rewrites the archived days that erasures left. */
-export const eraseArchivedEvents = shardTask("contacts.erase_archive", async (env, db, _index, now) => {
+/** How long an erasure stays under way before the cron takes its request for dead: a request takes seconds. */
+export const ERASURE_UNDER_WAY_MS = 5 * 60_000;
+/** Erasures under way the cron finishes per shard and run (each a whole erasure). */
+const UNFINISHED_PER_RUN = 5;
+
+/**
+ * The cron's part for erasures whose request died after the record under way and was never
+ * retried (decision 0023): each is made again from the start, every step safe to repeat, on
+ * the shard its contact is on now (a split may have moved it), and keeps its id there. A contact
+ * no shard holds any more (deleted since) has what is left of it here erased by the record's
+ * ids, its archived days rewritten after; a panel deleted since took its rows with it.
+ */
+async function finishUnfinishedErasures(env: Env, db: ShardDb, index: number, now: number): Promise<void> {
+  for (const erasure of await unfinishedErasures(db, now - ERASURE_UNDER_WAY_MS, UNFINISHED_PER_RUN)) {
+    const found = await findPanelHome(env, erasure.panelId);
+    if (found) {
+      const { panel } = found;
+      const contact = (await mergedMap(panelShards(env, panel, found.db), (shard) => contactsByIds(shard, panel.id, [erasure.contactId]))).get(erasure.contactId);
+      if (contact) {
+        const place = contactOwningPlace(env, panel, found.db, contact.key);
+        await eraseContact(env, { db: place.db, home: found.db, others: place.elsewhere }, panel.id, contact.key, now);
+      } else {
+        const target = { panelId: panel.id, contactId: erasure.contactId, uniqueids: erasure.owners.filter((o) => o.startsWith("u:")).map((o) => o.slice(2)), email: null, phone: null };
+        await eraseContactRows(db, panel.partitions.length ? bucketRangesOn(panel.partitions, index) : null, target, { ...erasure, state: "archive" }, now);
+      }
+    }
+    // Finished on another shard (the contact moved), or its panel is gone: this record goes.
+    await forgetErasureUnderWay(db, erasure.id);
+  }
+}
+
+/** The cron sweep: on every shard, finishes erasures whose request died, deletes the outbox copies and rewrites the archived days that erasures left. */
+export const eraseArchivedEvents = shardTask("contacts.erase_archive", async (env, db, index, now) => {
+  await finishUnfinishedErasures(env, db, index, now);
   await sweepErasedCopies(env, db);
   for (const erasure of await pendingErasures(db, 10)) {
     if (!(await rewriteArchive(env.FILES, db, erasure, PARTS_PER_RUN, now)).done) break;
