@@ -66,6 +66,7 @@
 -- migration 0117_fenced_member_deletes_uncounted.sql
 -- migration 0118_fenced_gauge_deletes_uncounted.sql
 -- migration 0119_erased_message_copies.sql
+-- migration 0120_erasures_under_way.sql
 -- migration 0121_sms_stops_rebuild_reachable_segments.sql
 
 -- table activities
@@ -374,18 +375,20 @@ CREATE INDEX consent_records_contact ON consent_records (panel_id, contact_id);
 
 -- table contact_erasures
 
-CREATE TABLE contact_erasures (
+CREATE TABLE "contact_erasures" (
   id          TEXT PRIMARY KEY,
   panel_id    TEXT NOT NULL,
   contact_id  INTEGER NOT NULL,
   owners      TEXT NOT NULL,
-  state       TEXT NOT NULL CHECK (state IN ('archive', 'done')),
+  state       TEXT NOT NULL CHECK (state IN ('pending', 'archive', 'done')),
   parts_done  INTEGER NOT NULL DEFAULT 0,
   created_at  INTEGER NOT NULL,
   finished_at INTEGER
 );
 
 CREATE INDEX contact_erasures_pending ON contact_erasures (created_at) WHERE state = 'archive';
+
+CREATE INDEX contact_erasures_under_way ON contact_erasures (panel_id, contact_id) WHERE state = 'pending';
 
 -- table contact_sends
 

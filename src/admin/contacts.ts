@@ -20,7 +20,7 @@ import { searchPanelByAttribute, searchPanelByKey, searchPanelContaining } from 
 import type { Panel } from "../store/panels";
 import type { ShardDb } from "../store/shards";
 import { contactKeyFrom } from "../domain/contacts";
-import { contactDb, contactPlace, firstOnShards, panelShards, shownContactPage, type ContactPage } from "../services/access/partitions";
+import { contactDb, contactOwningPlace, contactPlace, firstOnShards, panelShards, shownContactPage, type ContactPage } from "../services/access/partitions";
 import { isoTime } from "../store/sql";
 import { audited, auditorOf } from "./audit";
 import { eventView } from "./events";
@@ -222,7 +222,8 @@ const addPanelContact = definePanelRoute({
 function erasureView(erasure: ContactErasure) {
   return {
     erasure_id: erasure.id,
-    state: erasure.state,
+    // One under way (`pending`) is never read here (getErasure), and still to finish anyway.
+    state: erasure.state === "done" ? ("done" as const) : ("archive" as const),
     archive_parts_rewritten: erasure.partsDone,
     created_at: isoTime(erasure.createdAt),
     finished_at: erasure.finishedAt === null ? null : isoTime(erasure.finishedAt),
@@ -237,8 +238,8 @@ const eraseOneContact = definePanelRoute({
   summary:
     "Erase a contact (right to erasure): the contact, its list and segment memberships, events, messages and their outbox copies, journey instances, journey simulations' samples of it and waiting webhook events; suppressions stay under a hash of the address. Archived days are rewritten without its events in the background: state `archive` until done (GET /erasures/{id})",
   async handle({ env, caller, path, panel, db }) {
-    const place = contactPlace(env, panel, db, path.key);
-    const erasure = await eraseContact(env, { db: place.db, home: db, others: place.configElsewhere }, panel.id, path.key, Date.now());
+    const place = contactOwningPlace(env, panel, db, path.key);
+    const erasure = await eraseContact(env, { db: place.db, home: db, others: place.elsewhere }, panel.id, path.key, Date.now());
     if (!erasure) throw notFound(noContactSentence(panel, path.key));
     // The log names the contact by its id only: its key is what was erased.
     await audited({ db, caller, panel }, "contact.erased", String(erasure.contactId), { erasure_id: erasure.id });

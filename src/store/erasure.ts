@@ -4,7 +4,8 @@ import { deleteOutboxStatements } from "./outbox";
 import { forgetOwnersStatements, partsOfOwners, type PartName } from "./event-archive";
 import { scrubSamplesStatement } from "./journeys/simulations";
 import { BUCKETED_TABLES, CONTACT_TABLES, PARENT_SCOPED_TABLES } from "./panel-move/tables";
-import { deleteFencedHere } from "./panel-move/triggers";
+import { fencedCopyHere } from "./panel-move/triggers";
+import type { BucketRanges } from "../domain/partitions";
 
 /**
  * Erasing a contact (right to erasure) in its shard. The rows that hold the contact go in one
@@ -38,16 +39,17 @@ const BUCKETED = new Set<string>(BUCKETED_TABLES);
 const BY_CONTACT = new Set<string>([...CONTACT_TABLES, ...Object.keys(PARENT_SCOPED_TABLES)]);
 
 /**
- * What an erasure's delete from `table` adds on a shard other than the contact's (`other`): rows
- * a fence holds there are a split's source's copies of the moved contact's (decision 0047), which
- * its cleaning deletes; deleting them would meet the fence and refuse the erasure (503) until
- * then. A row with a bucket is tested by its own, one without by its contact's (`?1` the panel,
- * `?2` the contact in each such statement). Tables a split does not move are never spared.
+ * What an erasure's delete from `table` adds so that it leaves a split's source's fenced copies of
+ * moved rows to cleaning (fencedCopyHere, decision 0047): `ranges`, the parameter bound to the
+ * shard's buckets in the panel's map (null: a panel without a map, nothing spared). Deleting them
+ * would meet the fence and refuse the erasure (503) until then; the target's batch deletes the
+ * rows that count. A row with a bucket is tested by its own, one without by its contact's (`?1`
+ * the panel, `?2` the contact in each such statement). Tables a split does not move are never spared.
  */
-function sparedOnOtherShard(other: boolean): (table: string) => string {
-  if (!other) return () => "";
-  const contactFenced = `EXISTS (SELECT 1 FROM contacts fc WHERE fc.panel_id = ?1 AND fc.id = ?2 AND ${deleteFencedHere("fc")})`;
-  return (table) => (BUCKETED.has(table) ? ` AND NOT ${deleteFencedHere(table)}` : BY_CONTACT.has(table) ? ` AND NOT ${contactFenced}` : "");
+function sparingFencedCopies(table: string, ranges: string): string {
+  if (BUCKETED.has(table)) return ` AND NOT ${fencedCopyHere(table, ranges)}`;
+  if (BY_CONTACT.has(table)) return ` AND NOT EXISTS (SELECT 1 FROM contacts fc WHERE fc.panel_id = ?1 AND fc.id = ?2 AND ${fencedCopyHere("fc", ranges)})`;
+  return "";
 }
 
 /**
@@ -58,10 +60,12 @@ function sparedOnOtherShard(other: boolean): (table: string) => string {
  * The email messages it deletes are recorded in `erased_message_copies` by the same batch, with
  * `elsewhere` (those the other shards' batches deleted), so their outbox copies are deleted even
  * if the request dies after it; it answers every message of the contact recorded there still,
- * an earlier attempt's too.
+ * an earlier attempt's too. `buckets`, the shard's in the panel's map (null: a panel without a
+ * map): a split's source's fenced copies outside them are left to cleaning (sparingFencedCopies).
  */
 export async function eraseContactRows(
   db: ShardDb,
+  buckets: BucketRanges | null,
   target: ErasureTarget,
   erasure: ContactErasure | null,
   now: number,
@@ -70,21 +74,25 @@ export async function eraseContactRows(
   const { panelId, contactId } = target;
   const uniqueids = JSON.stringify(target.uniqueids);
   const recipients = JSON.stringify(recipientsOf(target));
-  const spared = sparedOnOtherShard(erasure === null);
-  const byContact = (table: string) => db.prepare(`DELETE FROM ${table} WHERE panel_id = ?1 AND contact_id = ?2${spared(table)}`).bind(panelId, contactId);
+  const ranges = buckets && JSON.stringify(buckets);
+  // The shard's buckets are bound after each statement's own parameters (`?3`, or `?4` after three).
+  const byContact = (table: string) => {
+    const spared = sparingFencedCopies(table, "?3");
+    return db.prepare(`DELETE FROM ${table} WHERE panel_id = ?1 AND contact_id = ?2${spared}`).bind(panelId, contactId, ...(spared ? [ranges] : []));
+  };
   // The email messages deleted are recorded first: the outbox copies of them go after (services/contacts/erase.ts).
   const statements = [
     ...recordCopiesStatements(db, panelId, contactId, now, elsewhere),
     // Rows keyed by the contact's messages or instances go before those.
-    db.prepare(`DELETE FROM sms_links WHERE panel_id = ?1 AND msgid IN (SELECT msgid FROM journey_messages WHERE panel_id = ?1 AND contact_id = ?2)${spared("sms_links")}`).bind(panelId, contactId),
-    db.prepare(`DELETE FROM journey_step_runs WHERE instance_id IN (SELECT id FROM journey_instances WHERE panel_id = ?1 AND contact_id = ?2)${spared("journey_step_runs")}`).bind(panelId, contactId),
+    db.prepare(`DELETE FROM sms_links WHERE panel_id = ?1 AND msgid IN (SELECT msgid FROM journey_messages WHERE panel_id = ?1 AND contact_id = ?2)${sparingFencedCopies("sms_links", "?3")}`).bind(panelId, contactId, ranges),
+    db.prepare(`DELETE FROM journey_step_runs WHERE instance_id IN (SELECT id FROM journey_instances WHERE panel_id = ?1 AND contact_id = ?2)${sparingFencedCopies("journey_step_runs", "?3")}`).bind(panelId, contactId, ranges),
     byContact("journey_points"),
     byContact("journey_split_entries"),
     byContact("journey_conversions"),
     byContact("contact_sends"),
     byContact("journey_instances"),
     // The key a pruned instance left (`segment:<contact>`), each of the panel's journeys on its key.
-    db.prepare(`DELETE FROM journey_entry_keys WHERE journey_id IN (SELECT id FROM journeys WHERE panel_id = ?1) AND entry_key = 'segment:' || CAST(?2 AS INTEGER)${spared("journey_entry_keys")}`).bind(panelId, contactId),
+    db.prepare(`DELETE FROM journey_entry_keys WHERE journey_id IN (SELECT id FROM journeys WHERE panel_id = ?1) AND entry_key = 'segment:' || CAST(?2 AS INTEGER)${sparingFencedCopies("journey_entry_keys", "?3")}`).bind(panelId, contactId, ranges),
     byContact("journey_list_entries"),
     byContact("journey_messages"),
     // Journey simulations' results keep rendered samples of contacts' messages (decision 0048).
@@ -99,23 +107,23 @@ export async function eraseContactRows(
     // The contact's events, then the rest of its uniqueids' events: anonymous ones, and ones
     // recorded with another identity, among that contact's events (shard migration 0057).
     // `+panel_id` keeps the planner on events_by_contact, off the panel's rows in events_by_name.
-    db.prepare(`DELETE FROM events WHERE contact_id = ?2 AND +panel_id = ?1${spared("events")}`).bind(panelId, contactId),
-    db.prepare(`DELETE FROM events WHERE panel_id = ?1 AND uniqueid IN (SELECT value FROM json_each(?2)) AND identity IS NULL${spared("events")}`).bind(panelId, uniqueids),
+    db.prepare(`DELETE FROM events WHERE contact_id = ?2 AND +panel_id = ?1${sparingFencedCopies("events", "?3")}`).bind(panelId, contactId, ranges),
+    db.prepare(`DELETE FROM events WHERE panel_id = ?1 AND uniqueid IN (SELECT value FROM json_each(?2)) AND identity IS NULL${sparingFencedCopies("events", "?3")}`).bind(panelId, uniqueids, ranges),
     db
       .prepare(
         `DELETE FROM events WHERE contact_id IN (SELECT contact_id FROM uniqueid_contacts WHERE panel_id = ?1 AND uniqueid IN (SELECT value FROM json_each(?2)))
-         AND +panel_id = ?1 AND uniqueid IN (SELECT value FROM json_each(?2)) AND identity IS NOT NULL${spared("events")}`,
+         AND +panel_id = ?1 AND uniqueid IN (SELECT value FROM json_each(?2)) AND identity IS NOT NULL${sparingFencedCopies("events", "?3")}`,
       )
-      .bind(panelId, uniqueids),
-    db.prepare(`DELETE FROM uniqueid_contacts WHERE contact_id = ?2 AND +panel_id = ?1${spared("uniqueid_contacts")}`).bind(panelId, contactId),
-    db.prepare(`DELETE FROM uniqueid_contacts WHERE panel_id = ?1 AND uniqueid IN (SELECT value FROM json_each(?2))${spared("uniqueid_contacts")}`).bind(panelId, uniqueids),
+      .bind(panelId, uniqueids, ranges),
+    db.prepare(`DELETE FROM uniqueid_contacts WHERE contact_id = ?2 AND +panel_id = ?1${sparingFencedCopies("uniqueid_contacts", "?3")}`).bind(panelId, contactId, ranges),
+    db.prepare(`DELETE FROM uniqueid_contacts WHERE panel_id = ?1 AND uniqueid IN (SELECT value FROM json_each(?2))${sparingFencedCopies("uniqueid_contacts", "?3")}`).bind(panelId, uniqueids, ranges),
     // Devices registered for push under the contact's key or its visitor ids.
     db
       .prepare(
         `DELETE FROM push_subscriptions WHERE panel_id = ?1
-         AND (contact_key = (SELECT pk_value FROM contacts WHERE panel_id = ?1 AND id = ?2) OR uniqueid IN (SELECT value FROM json_each(?3)))${spared("push_subscriptions")}`,
+         AND (contact_key = (SELECT pk_value FROM contacts WHERE panel_id = ?1 AND id = ?2) OR uniqueid IN (SELECT value FROM json_each(?3)))${sparingFencedCopies("push_subscriptions", "?4")}`,
       )
-      .bind(panelId, contactId, uniqueids),
+      .bind(panelId, contactId, uniqueids, ranges),
     byContact("anon_profiles"),
     // Audit entries of hand edits keep who changed the contact and when, not its values. The
     // target is bound as text: D1 binds a JS number as a REAL, whose CAST AS TEXT reads "12.0".
@@ -150,7 +158,7 @@ export async function eraseContactRows(
     );
   }
   const pending = erasedCopiesStatement(db, panelId, contactId);
-  statements.push(db.prepare(`DELETE FROM contacts WHERE panel_id = ?1 AND id = ?2${spared("contacts")}`).bind(panelId, contactId), pending);
+  statements.push(db.prepare(`DELETE FROM contacts WHERE panel_id = ?1 AND id = ?2${sparingFencedCopies("contacts", "?3")}`).bind(panelId, contactId, ranges), pending);
   const results = await db.batch(statements);
   return results[statements.indexOf(pending)]!.results as ErasedMessage[];
 }
@@ -232,7 +240,8 @@ export interface ContactErasure {
   panelId: string;
   contactId: number;
   owners: string[];
-  state: "archive" | "done";
+  /** `pending`: under way, the contact's rows on its own shard not yet deleted (erasureUnderWay). */
+  state: "pending" | "archive" | "done";
   partsDone: number;
   createdAt: number;
   finishedAt: number | null;
@@ -243,7 +252,7 @@ interface ErasureRow {
   panel_id: string;
   contact_id: number;
   owners: string;
-  state: "archive" | "done";
+  state: ContactErasure["state"];
   parts_done: number;
   created_at: number;
   finished_at: number | null;
@@ -260,14 +269,51 @@ const fromRow = (r: ErasureRow): ContactErasure => ({
   finishedAt: r.finished_at,
 });
 
+/** Records `erasure`, or turns its record under way (`pending`, erasureUnderWay) into it. */
 function insertErasureStatement(db: ShardDb, erasure: ContactErasure): D1PreparedStatement {
   return db
-    .prepare("INSERT INTO contact_erasures (id, panel_id, contact_id, owners, state, parts_done, created_at) VALUES (?, ?, ?, ?, ?, 0, ?)")
+    .prepare(
+      `INSERT INTO contact_erasures (id, panel_id, contact_id, owners, state, parts_done, created_at) VALUES (?, ?, ?, ?, ?, 0, ?)
+       ON CONFLICT (id) DO UPDATE SET owners = excluded.owners, state = excluded.state WHERE contact_erasures.state = 'pending'`,
+    )
     .bind(erasure.id, erasure.panelId, erasure.contactId, JSON.stringify(erasure.owners), erasure.state, erasure.createdAt);
 }
 
+/**
+ * Records `erasure` as under way (`pending`) on the contact's shard unless an earlier attempt's
+ * is there already; the contact's erasure under way, this or that one. Written before any other
+ * shard's batch, so an accepted erasure is finished even if its request dies (unfinishedErasures).
+ */
+export async function erasureUnderWay(db: ShardDb, erasure: ContactErasure): Promise<ContactErasure> {
+  const [, read] = await db.batch<ErasureRow>([
+    db
+      .prepare(
+        `INSERT INTO contact_erasures (id, panel_id, contact_id, owners, state, parts_done, created_at) SELECT ?1, ?2, ?3, ?4, 'pending', 0, ?5
+         WHERE NOT EXISTS (SELECT 1 FROM contact_erasures WHERE panel_id = ?2 AND contact_id = ?3 AND state = 'pending')`,
+      )
+      .bind(erasure.id, erasure.panelId, erasure.contactId, JSON.stringify(erasure.owners), erasure.createdAt),
+    db.prepare("SELECT * FROM contact_erasures WHERE panel_id = ? AND contact_id = ? AND state = 'pending' ORDER BY created_at LIMIT 1").bind(erasure.panelId, erasure.contactId),
+  ]);
+  return fromRow(read!.results[0]!);
+}
+
+/** The shard's erasures under way since before `before` (their request died, or was never retried), oldest first. */
+export async function unfinishedErasures(db: ShardDb, before: number, limit: number): Promise<ContactErasure[]> {
+  const { results } = await db
+    .prepare("SELECT * FROM contact_erasures WHERE state = 'pending' AND created_at < ? ORDER BY created_at LIMIT ?")
+    .bind(before, limit)
+    .all<ErasureRow>();
+  return results.map(fromRow);
+}
+
+/** Drops the record of an erasure under way that another shard finished (its contact had moved there) or whose panel is gone. */
+export async function forgetErasureUnderWay(db: ShardDb, id: string): Promise<void> {
+  await db.prepare("DELETE FROM contact_erasures WHERE id = ? AND state = 'pending'").bind(id).run();
+}
+
+/** An erasure finished or being finished; one under way (`pending`) is not yet one to show. */
 export async function getErasure(db: ShardDb, panelId: string, id: string): Promise<ContactErasure | null> {
-  const row = await db.prepare("SELECT * FROM contact_erasures WHERE panel_id = ? AND id = ?").bind(panelId, id).first<ErasureRow>();
+  const row = await db.prepare("SELECT * FROM contact_erasures WHERE panel_id = ? AND id = ? AND state <> 'pending'").bind(panelId, id).first<ErasureRow>();
   return row ? fromRow(row) : null;
 }
 

@@ -10,14 +10,14 @@ import { insertMessageStatement } from "../../src/store/journeys/messages";
 import { insertOutboxRecords } from "../../src/store/outbox";
 import { outboxKey } from "../../src/services/channels/email/outbox";
 import type { EmailStep } from "../../src/domain/journey";
-import { contactBucket } from "../../src/domain/partitions";
+import { bucketRangesOn, contactBucket } from "../../src/domain/partitions";
 import { getCampaign } from "../../src/store/campaigns/definitions";
 import { publishCampaign } from "../../src/store/campaigns/publish";
 import { postActivity } from "../support/activity";
 import { outbox, scheduled } from "../support/broadcasts";
 import { withBindings } from "../support/cron";
 import { placesNaming } from "../support/erasure";
-import { admin, apiFor, createPanel, panelData, type TestPanel } from "../support/helpers";
+import { admin, apiFor, createPanel, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
 import { act, cartPanel, MINUTE, startJourney } from "../support/journeys";
 import { instancesOn, settledOnBoth, shard0, TWO } from "../support/partitions";
 
@@ -125,6 +125,21 @@ async function adaOnShard0(panel: TestPanel, tag: string): Promise<string> {
   return address;
 }
 
+/**
+ * The place of an erasure on a panel split by TWO of a contact on SHARD_0, whose request dies at
+ * SHARD_0's first batch once `state.sent` (sendingAtBroadcastFiles): after the home's batch.
+ */
+function diesAtShard0Batch(state: { sent: boolean }) {
+  const dying = new Proxy(shard0, {
+    get(target, name) {
+      if (name === "batch" && state.sent) return () => Promise.reject(new Error("the request died"));
+      const value = Reflect.get(target, name);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { db: { db: dying, buckets: bucketRangesOn(TWO, 0) }, home: panelData, others: [{ db: panelData, buckets: bucketRangesOn(TWO, TEST_SHARD) }] };
+}
+
 async function nothingNames(address: string): Promise<void> {
   const search = await placesNaming((text) => text.toLowerCase().includes(address));
   expect(search.found).toEqual([]);
@@ -178,7 +193,7 @@ describe("erasure racing a send through the outbox", () => {
     // The erasure has deleted the copies the outbox listed and turns to the broadcast files; the
     // timer sends the due email then, its copy and row stored while her message row is still there.
     const { state, files } = sendingAtBroadcastFiles(panel, dueEmailSent(panel, address));
-    const erasure = await eraseContact(withBindings(env, { FILES: files }), { db: panelData, home: panelData, others: [] }, panel.id, address, Date.now());
+    const erasure = await eraseContact(withBindings(env, { FILES: files }), { db: { db: panelData, buckets: null }, home: panelData, others: [] }, panel.id, address, Date.now());
     expect(erasure).not.toBeNull();
     expect(state.sent).toBe(true);
     await nothingNames(address);
@@ -193,7 +208,7 @@ describe("erasure racing a send through the outbox", () => {
     const { state, files } = sendingAtBroadcastFiles(panel, dueEmailSent(panel, address), async (keys, sent) => {
       if (sent && keys.some((k) => k.startsWith(`outbox/${panel.id}/`))) throw new Error("the request died");
     });
-    await expect(eraseContact(withBindings(env, { FILES: files }), { db: panelData, home: panelData, others: [] }, panel.id, address, Date.now())).rejects.toThrow(
+    await expect(eraseContact(withBindings(env, { FILES: files }), { db: { db: panelData, buckets: null }, home: panelData, others: [] }, panel.id, address, Date.now())).rejects.toThrow(
       "the request died",
     );
     expect(state.sent).toBe(true);
@@ -232,20 +247,35 @@ describe("erasure racing a send through the outbox", () => {
       const record = { id: msgid, panelId: panel.id, channel: "email", recipient: address, sender: "shop@example.com", subject: "Hi", campaignId: null };
       await insertOutboxRecords(panelData, [{ ...record, r2Key: outboxKey(panel.id, msgid), size: raw.length, createdAt: Date.now(), note: null, contactId }]);
     });
-    const dying = new Proxy(shard0, {
-      get(target, name) {
-        if (name === "batch" && state.sent) return () => Promise.reject(new Error("the request died"));
-        const value = Reflect.get(target, name);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
-    const place = { db: dying, home: panelData, others: [panelData] };
-    await expect(eraseContact(withBindings(env, { FILES: files }), place, panel.id, address, Date.now())).rejects.toThrow("the request died");
+    await expect(eraseContact(withBindings(env, { FILES: files }), diesAtShard0Batch(state), panel.id, address, Date.now())).rejects.toThrow("the request died");
     expect(await panelData.prepare("SELECT COUNT(*) AS n FROM journey_messages WHERE msgid = ?").bind(msgid).first<number>("n")).toBe(0);
 
+    // The erasure was recorded under way before the home's batch; the retry finishes that one.
+    const underWay = await shard0.prepare("SELECT id FROM contact_erasures WHERE panel_id = ? AND state = 'pending'").bind(panel.id).first<string>("id");
     const retried = await admin("DELETE", `/panels/${panel.id}/contacts/${encodeURIComponent(address)}`);
     expect(retried.status).toBe(200);
-    expect(retried.body.state).toBe("done");
+    expect(retried.body).toMatchObject({ state: "done", erasure_id: underWay });
+    await nothingNames(address);
+  });
+
+  it("an erasure that dies after the other shards' batches and is never retried is finished by the cron a few minutes on", async () => {
+    const panel = await createPanel();
+    expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
+    const address = await adaOnShard0(panel, "unretried");
+    // The request has deleted what the home held of her and dies at her own shard's batch.
+    const { state, files } = sendingAtBroadcastFiles(panel, async () => {});
+    await expect(eraseContact(withBindings(env, { FILES: files }), diesAtShard0Batch(state), panel.id, address, Date.now())).rejects.toThrow("the request died");
+    const ada = () => shard0.prepare("SELECT COUNT(*) AS n FROM contacts WHERE panel_id = ? AND pk_value = ?").bind(panel.id, address).first<number>("n");
+    expect(await ada()).toBe(1);
+
+    // A request may still be under way: the cron leaves it alone for a few minutes.
+    await eraseArchivedEvents.run(env, Date.now());
+    expect(await ada()).toBe(1);
+    await eraseArchivedEvents.run(env, Date.now() + 10 * MINUTE);
+    expect(await ada()).toBe(0);
+    const erasures = await shard0.prepare("SELECT id, state FROM contact_erasures WHERE panel_id = ?").bind(panel.id).all<{ id: string; state: string }>();
+    expect(erasures.results.map((e) => e.state)).toEqual(["done"]);
+    expect((await admin("GET", `/panels/${panel.id}/erasures/${erasures.results[0]!.id}`)).body.state).toBe("done");
     await nothingNames(address);
   });
 

@@ -297,8 +297,30 @@ export function contactPlace(env: Env, panel: Placed, home: ShardDb, key: string
   // A key that does not read: the service refuses the call before it writes.
   if (key === null) return { db: home, configElsewhere: mirrorShards(env, panel).map((m) => m.db) };
   const partition = partitionOfContact(env, panel, key);
-  const elsewhere = partitionShardNumbers(panel).concat(panel.shard).filter((shard, i, all) => shard !== partition.shard && all.indexOf(shard) === i);
-  return { db: partition.db, configElsewhere: elsewhere.map((shard) => shardOf(env, { shard })) };
+  return { db: partition.db, configElsewhere: shardsBesides(panel, partition.shard).map((shard) => shardOf(env, { shard })) };
+}
+
+/** The panel's shards (its partitions' and its home) other than `shard`, each once. */
+function shardsBesides(panel: PanelPlace, shard: number): number[] {
+  return partitionShardNumbers(panel).concat(panel.shard).filter((s, i, all) => s !== shard && all.indexOf(s) === i);
+}
+
+/** contactPlace with each shard's buckets in the panel's map (contactOwningPlace). */
+export interface ContactOwningPlace {
+  db: OwningShard;
+  elsewhere: OwningShard[];
+}
+
+/**
+ * contactPlace for a write made on every shard of the panel for one contact (its erasure), each
+ * shard with the buckets its map gives it (panelOwningShards): between a split's switch and its
+ * cleaning, the source's fenced copies of moved rows are left to cleaning (fencedCopyHere).
+ */
+export function contactOwningPlace(env: Env, panel: Placed, home: ShardDb, key: string): ContactOwningPlace {
+  if (panel.partitions.length === 0) return { db: { db: home, buckets: null }, elsewhere: [] };
+  const partition = partitionOfContact(env, panel, key);
+  const owning = (shard: number, db: ShardDb): OwningShard => ({ db, buckets: bucketRangesOn(panel.partitions, shard) });
+  return { db: owning(partition.shard, partition.db), elsewhere: shardsBesides(panel, partition.shard).map((shard) => owning(shard, shardOf(env, { shard }))) };
 }
 
 /** Items written on one shard other than the home (splitByShard). */

@@ -1,13 +1,16 @@
 import { EMAIL_ATTRIBUTE } from "../../domain/email";
 import { campaignMessageId } from "../../domain/email-message";
 import { erasedIdentifier } from "../../domain/erasure";
+import { bucketRangesOn } from "../../domain/partitions";
 import { contactReach } from "../../domain/preferences";
 import { newId } from "../../lib/random";
-import { getContactByKey } from "../../store/contacts";
+import { contactsByIds, getContactByKey } from "../../store/contacts";
 import {
   copiesDeleted,
   eraseContactRows,
+  erasureUnderWay,
   finishErasure,
+  forgetErasureUnderWay,
   outboxKeysOf,
   partRewritten,
   partsNaming,
@@ -15,6 +18,7 @@ import {
   pendingErasures,
   recipientsOf,
   uniqueidsOfContact,
+  unfinishedErasures,
   type ContactErasure,
   type ErasedMessage,
   type ErasureTarget,
@@ -22,7 +26,7 @@ import {
 import { withdrawExports } from "../../store/segment-exports";
 import type { ShardDb } from "../../store/shards";
 import { listWebhooks } from "../../store/webhooks";
-import { panelShards } from "../access/partitions";
+import { contactOwningPlace, mergedMap, panelShards, type OwningShard } from "../access/partitions";
 import { findPanelHome, shardTask } from "../access/shards";
 import { outboxKey } from "../channels/email/outbox";
 import { eraseFromBroadcastFiles } from "./erase-broadcast-files";
@@ -32,6 +36,8 @@ import { webhookDispatcher } from "../webhooks/enqueue";
 /**
  * Right to erasure (issue 16): a contact and everything held about it leave the panel. In
  * order, each step safe to repeat if the request dies after it:
+ * 0. where other shards hold rows of it, its own shard records the erasure under way, which the
+ *    cron makes again if the request dies before its own batch (finishUnfinishedErasures);
  * 1. waiting webhook events naming the contact are dropped from each webhook's backlog;
  * 2. the outbox's copies sent to its address go from R2, and its records in broadcasts' uploaded
  *    contact files are blanked (erase-broadcast-files.ts);
@@ -68,20 +74,38 @@ async function erasureTarget(shards: readonly ShardDb[], panelId: string, contac
  * Where an erasure acts (decision 0038): `db`, the contact's partition shard, holds its rows and
  * the erasure's record; `home` the panel's configuration (webhooks, segment exports); `others`,
  * the panel's other shards (home and mirrors), rows naming it by address, number or uniqueid.
- * A panel without a map: `db` and `home` the same, no others.
+ * Each shard comes with its buckets in the panel's map (contactOwningPlace): a split's source's
+ * fenced copies outside them are cleaning's to delete. A panel without a map: `db` and `home`
+ * the same, no others.
  */
 export interface ErasurePlace {
-  db: ShardDb;
+  db: OwningShard;
   home: ShardDb;
-  others: readonly ShardDb[];
+  others: readonly OwningShard[];
 }
 
 /** Erases the contact named by `key`; null when the panel has none. */
 export async function eraseContact(env: Env, place: ErasurePlace, panelId: string, key: string, now: number): Promise<ContactErasure | null> {
-  const { db, home, others } = place;
+  const { home } = place;
+  const db = place.db.db;
+  const others = place.others.map((shard) => shard.db);
   const contact = await getContactByKey(db, panelId, key);
   if (!contact) return null;
   const target = await erasureTarget([db, ...others], panelId, contact.id, contact.attributes);
+  const accepted: ContactErasure = {
+    id: newId("era"),
+    panelId,
+    contactId: contact.id,
+    owners: [`c:${contact.id}`, ...target.uniqueids.map((u) => `u:${u}`)],
+    state: "archive",
+    partsDone: 0,
+    createdAt: now,
+    finishedAt: null,
+  };
+  // Before anything is deleted, where the other shards' batches go ahead of its own: the record
+  // under way on the contact's shard has the cron finish an erasure whose request dies (or take
+  // an earlier attempt's, whose id this one keeps).
+  const erasure = place.others.length ? { ...(await erasureUnderWay(db, accepted)), owners: accepted.owners, state: accepted.state } : accepted;
 
   const names = [key, ...recipientsOf(target), ...target.uniqueids, ...[contact.attributes.MOBILE].filter((m): m is string => typeof m === "string")];
   for (const webhook of await listWebhooks(home, panelId)) await webhookDispatcher(env, webhook.id).forgetContact([...new Set(names)]);
@@ -93,21 +117,11 @@ export async function eraseContact(env: Env, place: ErasurePlace, panelId: strin
   for (let i = 0; i < outboxKeys.length; i += 1000) await env.FILES.delete(outboxKeys.slice(i, i + 1000));
   await eraseFromBroadcastFiles(env.FILES, panelId, { key, attributes: contact.attributes });
 
-  const erasure: ContactErasure = {
-    id: newId("era"),
-    panelId,
-    contactId: contact.id,
-    owners: [`c:${contact.id}`, ...target.uniqueids.map((u) => `u:${u}`)],
-    state: "archive",
-    partsDone: 0,
-    createdAt: now,
-    finishedAt: null,
-  };
   // The other shards first: the record on the partition's shard marks the erasure as made, and
   // records the messages they deleted with its own.
   const recorded = new Map<ShardDb, ErasedMessage[]>();
-  for (const shard of others) recorded.set(shard, await eraseContactRows(shard, target, null, now));
-  recorded.set(db, await eraseContactRows(db, target, erasure, now, [...recorded.values()].flat()));
+  for (const shard of place.others) recorded.set(shard.db, await eraseContactRows(shard.db, shard.buckets, target, null, now));
+  recorded.set(db, await eraseContactRows(db, place.db.buckets, target, erasure, now, [...recorded.values()].flat()));
   // A send under way may store its copy after the outbox was read above: the copies of the
   // messages just deleted go by id. The outbox keeps no copy of a message whose row it finds
   // gone (channels/email/outbox.ts), so none comes after this.
@@ -173,8 +187,50 @@ export async function rewriteArchive(bucket: R2Bucket, db: ShardDb, erasure: Con
   return { done: await finishErasure(db, erasure, now), rewritten: parts.length };
 }
 
-/** The cron sweep: on every shard, deletes the outbox copies and rewrites the archived days that erasures left. */
-export const eraseArchivedEvents = shardTask("contacts.erase_archive", async (env, db, _index, now) => {
+/** How long an erasure stays under way before the cron takes its request for dead: a request takes seconds. */
+export const ERASURE_UNDER_WAY_MS = 5 * 60_000;
+/** Erasures under way the cron finishes per shard and run (each a whole erasure). */
+const UNFINISHED_PER_RUN = 5;
+
+/**
+ * The cron's part for erasures whose request died after the record under way and was never
+ * retried (decision 0023): each is made again from the start, every step safe to repeat, on
+ * the shard its contact is on now (a split may have moved it), and keeps its id there. A contact
+ * no shard holds any more (deleted since) has what is left of it here erased by the record's
+ * ids, its archived days rewritten after; a panel deleted since took its rows with it.
+ */
+async function finishUnfinishedErasures(env: Env, db: ShardDb, index: number, now: number): Promise<void> {
+  for (const erasure of await unfinishedErasures(db, now - ERASURE_UNDER_WAY_MS, UNFINISHED_PER_RUN)) {
+    // One that fails (a split's fence during its pause) is tried again next run; it must not
+    // hold up the others, nor the shard's copy and archive sweeps after it.
+    try {
+      await finishUnfinishedErasure(env, db, index, erasure, now);
+    } catch (error) {
+      console.error(`erasure ${erasure.id} of panel ${erasure.panelId}: not finished this run`, error);
+    }
+  }
+}
+
+async function finishUnfinishedErasure(env: Env, db: ShardDb, index: number, erasure: ContactErasure, now: number): Promise<void> {
+  const found = await findPanelHome(env, erasure.panelId);
+  if (found) {
+    const { panel } = found;
+    const contact = (await mergedMap(panelShards(env, panel, found.db), (shard) => contactsByIds(shard, panel.id, [erasure.contactId]))).get(erasure.contactId);
+    if (contact) {
+      const place = contactOwningPlace(env, panel, found.db, contact.key);
+      await eraseContact(env, { db: place.db, home: found.db, others: place.elsewhere }, panel.id, contact.key, now);
+    } else {
+      const target = { panelId: panel.id, contactId: erasure.contactId, uniqueids: erasure.owners.filter((o) => o.startsWith("u:")).map((o) => o.slice(2)), email: null, phone: null };
+      await eraseContactRows(db, panel.partitions.length ? bucketRangesOn(panel.partitions, index) : null, target, { ...erasure, state: "archive" }, now);
+    }
+  }
+  // Finished on another shard (the contact moved), or its panel is gone: this record goes.
+  await forgetErasureUnderWay(db, erasure.id);
+}
+
+/** The cron sweep: on every shard, finishes erasures whose request died, deletes the outbox copies and rewrites the archived days that erasures left. */
+export const eraseArchivedEvents = shardTask("contacts.erase_archive", async (env, db, index, now) => {
+  await finishUnfinishedErasures(env, db, index, now);
   await sweepErasedCopies(env, db);
   for (const erasure of await pendingErasures(db, 10)) {
     if (!(await rewriteArchive(env.FILES, db, erasure, PARTS_PER_RUN, now)).done) break;
