@@ -68,6 +68,7 @@
 -- migration 0119_erased_message_copies.sql
 -- migration 0120_erasures_under_way.sql
 -- migration 0121_sms_stops_rebuild_reachable_segments.sql
+-- migration 0122_sms_stops_by_time.sql
 
 -- table activities
 
@@ -1544,6 +1545,8 @@ CREATE TABLE sms_suppressions (
   created_at  INTEGER NOT NULL,
   PRIMARY KEY (panel_id, phone)
 );
+
+CREATE INDEX sms_suppressions_by_time ON sms_suppressions (panel_id, created_at DESC, phone);
 
 CREATE TRIGGER sms_lift_rebuilds_segments AFTER DELETE ON sms_suppressions
 BEGIN

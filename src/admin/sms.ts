@@ -3,9 +3,8 @@ import { smsPreviewAnswer, smsSettingsAnswer, smsSuppressionAnswer, smsSuppressi
 import { mergeTagNames, personalize } from "../domain/merge-tags";
 import { NEEDS } from "../domain/permissions";
 import { maskedNumber } from "../domain/audit";
-import { phoneDigits, smsLength, smsPreviewBody, smsSettingsBody, smsTemplateBody } from "../domain/sms";
+import { phoneDigits, smsLength, smsPreviewBody, smsSettingsBody, smsSuppressionsCursor, smsSuppressionsQuery, smsTemplateBody } from "../domain/sms";
 import { invalidField, orNotFound, unwrap } from "../lib/http/errors";
-import { z } from "../lib/z";
 import { changeSmsSettings, createSmsTemplate, noSuchTemplateMessage, readSmsSettings, removeSmsTemplate, replaceSmsTemplate } from "../services/channels/sms/panel-settings";
 import { isoTime } from "../store/sql";
 import { getSmsTemplate, listSmsTemplates, type SmsTemplate } from "../store/sms";
@@ -144,11 +143,14 @@ const listSuppressions = definePanelRoute({
   path: "/panels/:panel/sms/suppressions",
   role: NEEDS.read,
   response: smsSuppressionListAnswer,
-  summary: "Numbers SMS is not sent to (STOP replies, provider opt-outs, operators' entries), newest first",
-  query: z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) }).strict(),
+  summary: "Numbers SMS is not sent to (STOP replies, provider opt-outs, operators' entries), newest first; next_cursor pages on",
+  query: smsSuppressionsQuery,
   async handle({ env, query, panel, db }) {
-    const rows = await panelSmsSuppressions(panelShards(env, panel, db), panel.id, query.limit);
-    return { suppressions: rows.map((r) => ({ phone: r.phone, reason: r.reason, created_at: isoTime(r.createdAt) })) };
+    const page = await panelSmsSuppressions(panelShards(env, panel, db), panel.id, query.limit, query.cursor);
+    return {
+      suppressions: page.rows.map((r) => ({ phone: r.phone, reason: r.reason, created_at: isoTime(r.createdAt) })),
+      next_cursor: page.next && smsSuppressionsCursor(page.next),
+    };
   },
 });
 

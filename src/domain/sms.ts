@@ -154,3 +154,25 @@ export const smsPreviewBody = z
   })
   .strict()
   .refine((b) => (b.body === undefined) !== (b.template === undefined), { error: "give either body or template", path: ["body"] });
+
+/**
+ * GET /panels/{panel}/sms/suppressions: a page of the stopped numbers, newest first; `cursor`
+ * is the `next_cursor` of the page before: the last stop it listed, `<created_at ms>.<number>`
+ * (the number as stored: digits, or an erased contact's `erased:<hash>`).
+ */
+export const smsSuppressionsQuery = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(1000).default(100),
+    cursor: z
+      .string()
+      .regex(/^\d{1,16}\.[0-9A-Za-z:]{1,100}$/, { error: "must be the next_cursor of the previous page" })
+      .transform((text) => ({ createdAt: Number(text.slice(0, text.indexOf("."))), phone: text.slice(text.indexOf(".") + 1) }))
+      .optional()
+      .meta({ description: "next_cursor of the previous page" }),
+  })
+  .strict();
+
+/** The next_cursor going on after the stop `last` (smsSuppressionsQuery reads it back). */
+export function smsSuppressionsCursor(last: { createdAt: number; phone: string }): string {
+  return `${last.createdAt}.${last.phone}`;
+}

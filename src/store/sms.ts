@@ -100,12 +100,33 @@ export async function stoppedPhones(db: ShardDb, panelId: string, phones: readon
   return stopped;
 }
 
-export async function listPhoneSuppressions(db: ShardDb, panelId: string, limit: number): Promise<PhoneSuppression[]> {
+/** Where a page of a panel's stops goes on from: the last stop listed, in the list's order. */
+export interface PhoneSuppressionCursor {
+  createdAt: number;
+  phone: string;
+}
+
+/** A shard's first `limit` stops of the panel past `after`, newest first, then by number (index sms_suppressions_by_time). */
+export async function listPhoneSuppressions(db: ShardDb, panelId: string, limit: number, after?: PhoneSuppressionCursor): Promise<PhoneSuppression[]> {
+  const past = after ? "AND (created_at < ?3 OR (created_at = ?3 AND phone > ?4))" : "";
   const { results } = await db
-    .prepare("SELECT phone, reason, created_at FROM sms_suppressions WHERE panel_id = ? ORDER BY created_at DESC, phone LIMIT ?")
-    .bind(panelId, limit)
+    .prepare(`SELECT phone, reason, created_at FROM sms_suppressions WHERE panel_id = ?1 ${past} ORDER BY created_at DESC, phone LIMIT ?2`)
+    .bind(panelId, limit, ...(after ? [after.createdAt, after.phone] : []))
     .all<{ phone: string; reason: PhoneSuppressionReason; created_at: number }>();
   return results.map((r) => ({ phone: r.phone, reason: r.reason, createdAt: r.created_at }));
+}
+
+/** When each of these numbers (stored keys, as listed) was stopped on this shard; a number not stopped here is absent. */
+export async function phoneSuppressionTimes(db: ShardDb, panelId: string, phones: readonly string[]): Promise<Map<string, number>> {
+  const times = new Map<string, number>();
+  for (const { json } of jsonArrays(phones)) {
+    const { results } = await db
+      .prepare("SELECT phone, created_at FROM sms_suppressions WHERE panel_id = ? AND phone IN (SELECT value FROM json_each(?))")
+      .bind(panelId, json)
+      .all<{ phone: string; created_at: number }>();
+    for (const r of results) times.set(r.phone, r.created_at);
+  }
+  return times;
 }
 
 export interface SmsLink {

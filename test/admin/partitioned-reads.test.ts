@@ -39,12 +39,12 @@ async function splitPanel() {
 
 const keysOf = (answer: { body: any }) => answer.body.contacts.map((c: { key: string }) => c.key) as string[];
 
-/** Every page of a paged admin read, through next_cursor. */
-async function allPages(path: string, items: (body: any) => string[]): Promise<string[][]> {
+/** Every page of a paged admin read, through next_cursor (sent back as `param`). */
+async function allPages(path: string, items: (body: any) => string[], param = "after"): Promise<string[][]> {
   const pages: string[][] = [];
   let cursor: string | null = null;
   do {
-    const answer: { status: number; body: any } = await admin("GET", `${path}${cursor === null ? "" : `&after=${encodeURIComponent(cursor)}`}`);
+    const answer: { status: number; body: any } = await admin("GET", `${path}${cursor === null ? "" : `&${param}=${encodeURIComponent(cursor)}`}`);
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
     pages.push(items(answer.body));
     cursor = answer.body.next_cursor;
@@ -183,6 +183,31 @@ describe("the panel-wide reads of a panel on two partitions (decision 0038 step 
     expect(entries.filter((a: string) => a === "contact.preferences_changed")).toHaveLength(2);
   });
 
+  it("pages through 2,500 SMS stops on two shards, each number once at its newest stop, newest first", async () => {
+    const { panel } = await splitPanel();
+    const base = Date.UTC(2026, 0, 1);
+    // Number i stopped at one of 700 times (numbers sharing a time are listed by number). The
+    // first 1,250 are on both shards (a third of those older on SHARD_0: a contact's own stop
+    // that shard kept when the cron copied the other's), the rest on one shard each.
+    const stops = Array.from({ length: 2500 }, (_, i) => ({ phone: `9198${String(i * 7919 % 100000000).padStart(8, "0")}`, at: base + (i % 700) * 1000 }));
+    const on = (db: typeof shard0, rows: { phone: string; at: number }[]) =>
+      db
+        .prepare("INSERT INTO sms_suppressions (panel_id, phone, reason, created_at) SELECT ?, value ->> '$.phone', 'stop', value ->> '$.at' FROM json_each(?)")
+        .bind(panel.id, JSON.stringify(rows))
+        .run();
+    await on(panelData, [...stops.slice(0, 1250), ...stops.slice(1250).filter((_, i) => i % 2 === 0)]);
+    await on(shard0, [...stops.slice(0, 1250).map((s, i) => (i % 3 === 0 ? { ...s, at: s.at - 500_000 } : s)), ...stops.slice(1250).filter((_, i) => i % 2 === 1)]);
+    const expected = [...stops].sort((a, b) => b.at - a.at || compareStoredText(a.phone, b.phone)).map((s) => s.phone);
+
+    const pages = await allPages(`/panels/${panel.id}/sms/suppressions?limit=1000`, (body) => body.suppressions.map((s: { phone: string }) => s.phone), "cursor");
+    expect(pages.flat()).toEqual(expected);
+    expect(pages.length).toBeLessThanOrEqual(5);
+    // Without a cursor: the newest first, as before.
+    const first = await admin("GET", `/panels/${panel.id}/sms/suppressions?limit=3`);
+    expect(first.body.suppressions.map((s: { phone: string }) => s.phone)).toEqual(expected.slice(0, 3));
+    expect(first.body.next_cursor).toEqual(expect.any(String));
+  });
+
   it("merges text in the order SQLite's ORDER BY gives it, not JavaScript's", async () => {
     const texts = ["b", "a\u{1F600}", "a\uFF21", "a", "ab", "A", "\u00E9", "a\uE000", "a\u{10000}z"];
     const { results } = await shard0.prepare("SELECT value FROM json_each(?) ORDER BY value").bind(JSON.stringify(texts)).all<{ value: string }>();
@@ -197,6 +222,8 @@ describe("the panel-wide reads of a panel on two partitions (decision 0038 step 
     expect([badMembers.status, badMembers.body.errors[0].field]).toEqual([400, "after"]);
     const badContacts = await admin("GET", `/panels/${panel.id}/contacts?after=${"k".repeat(501)}`);
     expect([badContacts.status, badContacts.body.errors[0].field]).toEqual([400, "after"]);
+    const badStops = await admin("GET", `/panels/${panel.id}/sms/suppressions?cursor=x1`);
+    expect([badStops.status, badStops.body.errors[0].field]).toEqual([400, "cursor"]);
 
     const plain = await createPanel();
     expect(panelShards(env, { shard: TEST_SHARD, partitions: [] }, panelData)).toEqual([panelData]);

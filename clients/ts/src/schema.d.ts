@@ -13965,13 +13965,14 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Numbers SMS is not sent to (STOP replies, provider opt-outs, operators' entries), newest first
+         * Numbers SMS is not sent to (STOP replies, provider opt-outs, operators' entries), newest first; next_cursor pages on
          * @description Admin token, or a panel session (cookie, same origin, X-CSRF-Token on writes) whose role in the panel is viewer or above.
          */
         get: {
             parameters: {
                 query?: {
                     limit?: number;
+                    cursor?: string;
                 };
                 header?: never;
                 path: {
@@ -13994,6 +13995,7 @@ export interface paths {
                                 reason: "stop" | "provider" | "operator";
                                 created_at: string;
                             }[];
+                            next_cursor: string | null;
                         };
                     };
                 };

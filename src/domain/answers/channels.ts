@@ -47,6 +47,8 @@ export const smsTemplateDeletedAnswer = z.strictObject({ deleted: z.boolean() })
 export const smsPreviewAnswer = z.strictObject({ text: z.string(), length: smsLength });
 export const smsSuppressionListAnswer = z.strictObject({
   suppressions: z.array(z.strictObject({ phone: z.string(), reason: z.enum(["stop", "provider", "operator"]), created_at: isoInstant })),
+  /** The `cursor` of the next page; null on the last. A page may be shorter than `limit`, even empty, and still have one. */
+  next_cursor: z.string().nullable(),
 });
 export const smsSuppressionAnswer = z.strictObject({ phone: z.string(), suppressed: z.boolean() });
 

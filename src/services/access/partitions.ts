@@ -191,8 +191,8 @@ export function panelShards(env: Env, panel: Pick<Panel, "shard" | "partitions">
  * Rows are not de-duplicated: each caller's shards list only rows they own. Consent records,
  * journey messages, campaign recipients and a uniqueid's events keep to the buckets the map gives
  * each shard (a split's source's copies left out); a contact's history reads the contact's shard
- * and other shards for unjoined events of its uniqueids only; the SMS stop list, whose stops are
- * copied to every shard, asks for more and lists each number once (panelSmsSuppressions).
+ * and other shards for unjoined events of its uniqueids only. (The SMS stop list, whose stops are
+ * copied to every shard, reads its own way: panelSmsSuppressions.)
  */
 export async function mergedPage<T, S = ShardDb>(shards: readonly S[], read: (shard: S) => Promise<readonly T[]>, order: (a: T, b: T) => number, limit: number): Promise<T[]> {
   const pages = await Promise.all(shards.map(read));

@@ -1,8 +1,17 @@
 import { refused, succeeded, type Result } from "../../../lib/problems";
 import type { ShardDb } from "../../../store/shards";
 import { compareStoredText } from "../../../store/sql";
-import { liftPhoneStopStatement, liftPhoneSuppression, listPhoneSuppressions, suppressPhone, suppressPhoneStatement, type PhoneSuppression, type PhoneSuppressionReason } from "../../../store/sms";
-import { mergedPage } from "../../access/partitions";
+import {
+  liftPhoneStopStatement,
+  liftPhoneSuppression,
+  listPhoneSuppressions,
+  phoneSuppressionTimes,
+  suppressPhone,
+  suppressPhoneStatement,
+  type PhoneSuppression,
+  type PhoneSuppressionCursor,
+  type PhoneSuppressionReason,
+} from "../../../store/sms";
 
 /**
  * The one home of stopping and resuming SMS to a number of a panel (sms_suppressions): an
@@ -59,17 +68,53 @@ export async function liftSmsStop(shards: readonly ShardDb[], panelId: string, p
   await Promise.all(shards.map((db) => liftSmsStopStatement(db, panelId, phone).run()));
 }
 
+/** A page of the panel's stopped numbers, and where the next page goes on from (null: none follows). */
+export interface SmsSuppressionPage {
+  rows: PhoneSuppression[];
+  next: PhoneSuppressionCursor | null;
+}
+
+const newestFirst = (a: PhoneSuppression, b: PhoneSuppression) => b.createdAt - a.createdAt || compareStoredText(a.phone, b.phone);
+
 /**
- * The panel's stopped numbers, newest first: each stop is written on every one of `shards`
- * (panelShards), but one written before that was the rule for a contact's own (its preferences,
- * a send's opt-out) is on its contact's shard only, so each shard's newest are merged and a
- * number is listed once, as its newest.
+ * The panel's stopped numbers past `after`, newest first (then by number), each number once, at
+ * its newest stop. Each stop is written on every one of `shards` (panelShards), but one written
+ * before that was the rule for a contact's own (its preferences, a send's opt-out) is on its
+ * contact's shard only, and a shard that had its own stop keeps its time when the cron copies
+ * another's (decision 0061): a number's stops on two shards may differ in time.
+ *
+ * Each shard reads its next `limit + 1` past the cursor (one more than shown: whether more
+ * follow). Past the last row read on a shard whose read was full, its rows are unknown, so the
+ * page keeps to the first such row (the horizon) and drops each number's older stops, which are
+ * listed at the newer one, on this page or an earlier one. What drops can leave a page short of
+ * `limit`, even empty, with a cursor at the horizon: a walk lists every number once and skips none.
  */
-export async function panelSmsSuppressions(shards: readonly ShardDb[], panelId: string, limit: number): Promise<PhoneSuppression[]> {
-  const newestFirst = (a: PhoneSuppression, b: PhoneSuppression) => b.createdAt - a.createdAt || compareStoredText(a.phone, b.phone);
-  // Each shard's first `limit` hold the panel's first `limit` numbers, however many of them repeat across shards.
-  const rows = await mergedPage(shards, (db) => listPhoneSuppressions(db, panelId, limit), newestFirst, limit * shards.length);
-  const newest = new Map<string, PhoneSuppression>();
-  for (const row of rows) if (!newest.has(row.phone)) newest.set(row.phone, row);
-  return [...newest.values()].slice(0, limit);
+export async function panelSmsSuppressions(shards: readonly ShardDb[], panelId: string, limit: number, after?: PhoneSuppressionCursor): Promise<SmsSuppressionPage> {
+  const pages = await Promise.all(shards.map((db) => listPhoneSuppressions(db, panelId, limit + 1, after)));
+  const horizon = pages
+    .filter((page) => page.length > limit)
+    .map((page) => page[page.length - 1]!)
+    .sort(newestFirst)[0];
+  // In order, the home's row first of a number's stops alike in time (a stable sort of the home's page and then the others').
+  const known = pages
+    .flat()
+    .filter((row) => horizon === undefined || newestFirst(row, horizon) <= 0)
+    .sort(newestFirst);
+  const listed = shards.length === 1 ? known : await newestOfEachNumber(shards, panelId, known);
+  if (listed.length > limit) return { rows: listed.slice(0, limit), next: cursorOf(listed[limit - 1]!) };
+  return { rows: listed, next: horizon ? cursorOf(horizon) : null };
+}
+
+const cursorOf = (row: PhoneSuppression): PhoneSuppressionCursor => ({ createdAt: row.createdAt, phone: row.phone });
+
+/** Of `rows` read on the panel's `shards`, in order, each number's newest stop once (its first): a row older than the number's stop on another shard is left out. */
+async function newestOfEachNumber(shards: readonly ShardDb[], panelId: string, rows: readonly PhoneSuppression[]): Promise<PhoneSuppression[]> {
+  const phones = [...new Set(rows.map((row) => row.phone))];
+  const newest = new Map<string, number>();
+  for (const times of await Promise.all(shards.map((db) => phoneSuppressionTimes(db, panelId, phones)))) {
+    for (const [phone, at] of times) newest.set(phone, Math.max(newest.get(phone) ?? at, at));
+  }
+  const listed = new Set<string>();
+  // A row whose number was lifted since it was read (absent now) is left out too.
+  return rows.filter((row) => row.createdAt === newest.get(row.phone) && !listed.has(row.phone) && listed.add(row.phone));
 }
