@@ -184,7 +184,8 @@ export type SmsTemplateView = z.output<typeof channels.smsTemplateAnswer>;
 export type SmsTemplateInput = z.input<typeof smsTemplateBody>;
 export type SmsPreview = z.output<typeof channels.smsPreviewAnswer>;
 export type SmsPreviewRequest = z.input<typeof smsPreviewBody>;
-export type SmsSuppressionView = z.output<typeof channels.smsSuppressionListAnswer>["suppressions"][number];
+export type SmsSuppressionPage = z.output<typeof channels.smsSuppressionListAnswer>;
+export type SmsSuppressionView = SmsSuppressionPage["suppressions"][number];
 export type PushSettingsView = z.output<typeof channels.pushSettingsAnswer>;
 /** PUT /panels/{panel}/push: an absent channel stays as it is, null turns it off. */
 export type PushSettingsChange = z.input<typeof pushSettingsBody>;

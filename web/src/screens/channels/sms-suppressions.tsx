@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from "react";
 import { admin } from "../../api";
-import type { SmsSuppressionView } from "../../../../src/domain/answers";
+import type { SmsSuppressionPage, SmsSuppressionView } from "../../../../src/domain/answers";
 import { DataTable, PAGE_SIZE } from "../../components/data-table";
 import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, useLoad, useSubmit, unplacedFailure } from "../../ui";
 import { useConfirm } from "../../components/confirm-dialog";
@@ -37,8 +37,14 @@ function StopNumberForm({ panelId, onStopped }: { panelId: string; onStopped: ()
 
 export function SmsSuppressions({ panelId, writable }: { panelId: string; writable: boolean }) {
   const [confirm, confirmation] = useConfirm();
-  const { data, error, reload } = useLoad(() => admin<{ suppressions: SmsSuppressionView[] }>("GET", panelId, "/sms/suppressions?limit=200"), [panelId]);
+  // A page at a time from the Worker, newest first: a panel may have stopped any number of numbers.
+  const [cursor, setCursor] = useState<string>();
+  const [trail, setTrail] = useState<(string | undefined)[]>([]);
+  const query = new URLSearchParams({ limit: String(PAGE_SIZE), ...(cursor ? { cursor } : {}) });
+  const { data, error, reload } = useLoad(() => admin<SmsSuppressionPage>("GET", panelId, `/sms/suppressions?${query}`), [panelId, query.toString()]);
   const [failure, setFailure] = useState<string>();
+  // A number just stopped is the newest: shown on the first page.
+  const firstPage = () => (cursor === undefined ? reload() : (setCursor(undefined), setTrail([])));
 
   const lift = async (phone: string) => {
     const message = `Send SMS to ${phone} again? Do so for a number that replied STOP only with its owner's consent.`;
@@ -56,13 +62,12 @@ export function SmsSuppressions({ panelId, writable }: { panelId: string; writab
     <section aria-labelledby="sms-suppressions-title">
       <h2 id="sms-suppressions-title">Numbers SMS is not sent to</h2>
       <ErrorNote error={error ?? failure} />
-      {writable && <StopNumberForm panelId={panelId} onStopped={reload} />}
+      {writable && <StopNumberForm panelId={panelId} onStopped={firstPage} />}
       <DataTable
         caption="Numbers SMS is not sent to, newest first"
         rows={data?.suppressions}
         rowKey={(s) => s.phone}
         loading={!error && <Loading />}
-        pageSize={PAGE_SIZE}
         empty={<Empty title="No stopped numbers">Numbers that reply STOP, or that the provider reports opted out, are listed here and get no SMS.</Empty>}
         columns={[
           { header: "Number", rowHeader: true, cell: (s) => s.phone, sortBy: (s) => s.phone },
@@ -79,6 +84,11 @@ export function SmsSuppressions({ panelId, writable }: { panelId: string; writab
               ),
           },
         ]}
+        pagerLabel="Stopped numbers pages"
+        serverPages={{
+          onPrevious: trail.length ? () => (setCursor(trail.at(-1)), setTrail(trail.slice(0, -1))) : undefined,
+          onNext: data?.next_cursor ? () => (setTrail([...trail, cursor]), setCursor(data.next_cursor!)) : undefined,
+        }}
       />
       {confirmation}
     </section>
