@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { setPartitionMap } from "../../src/services/access/partitions";
 import { sendCampaignBatch } from "../../src/services/broadcasts/send";
 import { emailProvider } from "../../src/services/channels/email/providers";
@@ -7,19 +7,21 @@ import { eraseArchivedEvents, eraseContact } from "../../src/services/contacts/e
 import { journeyTimers } from "../../src/services/journeys/timers";
 import { sendJourneyEmail } from "../../src/services/journeys/messages";
 import { insertMessageStatement } from "../../src/store/journeys/messages";
+import { liftFence, raiseFence } from "../../src/store/panel-move/triggers";
+import { archiveOldEvents } from "../../src/services/segments/archived-events";
 import { insertOutboxRecords } from "../../src/store/outbox";
 import { outboxKey } from "../../src/services/channels/email/outbox";
 import type { EmailStep } from "../../src/domain/journey";
-import { bucketRangesOn, contactBucket } from "../../src/domain/partitions";
+import { bucketRangesOn, contactBucket, type Partition } from "../../src/domain/partitions";
 import { getCampaign } from "../../src/store/campaigns/definitions";
 import { publishCampaign } from "../../src/store/campaigns/publish";
 import { postActivity } from "../support/activity";
 import { outbox, scheduled } from "../support/broadcasts";
 import { withBindings } from "../support/cron";
-import { placesNaming } from "../support/erasure";
+import { archivedRows, placesNaming, seedEvents } from "../support/erasure";
 import { admin, apiFor, createPanel, panelData, TEST_SHARD, type TestPanel } from "../support/helpers";
 import { act, cartPanel, MINUTE, startJourney } from "../support/journeys";
-import { instancesOn, settledOnBoth, shard0, TWO } from "../support/partitions";
+import { instancesOn, keysOn, settledOnBoth, shard0, textsOn, TWO } from "../support/partitions";
 
 // A send through the outbox reads the contact's address, then stores its copy (.eml in R2, row
 // in D1). An erasure coming between must still leave nothing of the address: the outbox keeps
@@ -115,30 +117,55 @@ async function timersErasingAtTheCopy(panel: TestPanel, address: string): Promis
   expect(state.erased).toBe(true);
 }
 
-/** Adds Ada under an address of the partition on SHARD_0 of a panel split by TWO; the address. */
-async function adaOnShard0(panel: TestPanel, tag: string): Promise<string> {
-  const onShard0 = TWO.find((p) => p.shard === 0)!;
+/** Adds Ada under an address of the partition on `shard` (SHARD_0 unless told) of a panel split by TWO; the address. */
+async function adaOnShard(panel: TestPanel, tag: string, shard = 0): Promise<string> {
+  const partition = TWO.find((p) => p.shard === shard)!;
   let n = 0;
-  while (contactBucket(panel.id, `ada.partition.${tag}${n}@example.com`) > onShard0.lastBucket) n++;
+  while (!inPartition(panel.id, `ada.partition.${tag}${n}@example.com`, partition)) n++;
   const address = `ada.partition.${tag}${n}@example.com`;
   await apiFor(panel)("contact", "add", { data: { EMAIL: address, NAME: "Ada" } });
   return address;
 }
 
+function inPartition(panelId: string, key: string, partition: Partition): boolean {
+  const bucket = contactBucket(panelId, key);
+  return partition.firstBucket <= bucket && bucket <= partition.lastBucket;
+}
+
 /**
- * The place of an erasure on a panel split by TWO of a contact on SHARD_0, whose request dies at
- * SHARD_0's first batch once `state.sent` (sendingAtBroadcastFiles): after the home's batch.
+ * The place of an erasure on a panel split by TWO of a contact on `shard` (SHARD_0 unless told),
+ * whose request dies at that shard's first batch once `state.sent` (sendingAtBroadcastFiles):
+ * after the other shard's batch.
  */
-function diesAtShard0Batch(state: { sent: boolean }) {
-  const dying = new Proxy(shard0, {
+function diesAtOwnBatch(state: { sent: boolean }, shard = 0) {
+  const [own, other] = shard === 0 ? [shard0, panelData] : [panelData, shard0];
+  const dying = new Proxy(own, {
     get(target, name) {
       if (name === "batch" && state.sent) return () => Promise.reject(new Error("the request died"));
       const value = Reflect.get(target, name);
       return typeof value === "function" ? value.bind(target) : value;
     },
   });
-  return { db: { db: dying, buckets: bucketRangesOn(TWO, 0) }, home: panelData, others: [{ db: panelData, buckets: bucketRangesOn(TWO, TEST_SHARD) }] };
+  const otherShard = shard === 0 ? TEST_SHARD : 0;
+  return { db: { db: dying, buckets: bucketRangesOn(TWO, shard) }, home: panelData, others: [{ db: other, buckets: bucketRangesOn(TWO, otherShard) }] };
 }
+
+/**
+ * A panel split by TWO whose erasure of Ada, on the home's partition (TEST_SHARD), was recorded
+ * under way at `at` and died at the home's batch, after SHARD_0's: the cron's to finish.
+ */
+async function diedUnderWayOnHome(tag: string, at: number): Promise<{ panel: TestPanel; address: string }> {
+  const panel = await createPanel();
+  expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
+  const address = await adaOnShard(panel, tag, TEST_SHARD);
+  const { state, files } = sendingAtBroadcastFiles(panel, async () => {});
+  await expect(eraseContact(withBindings(env, { FILES: files }), diesAtOwnBatch(state, TEST_SHARD), panel.id, address, at)).rejects.toThrow("the request died");
+  expect(await erasureStates(panel)).toEqual(["pending"]);
+  return { panel, address };
+}
+
+/** The states of the panel's erasures on the home (TEST_SHARD). */
+const erasureStates = (panel: TestPanel) => textsOn(panelData, "SELECT state FROM contact_erasures WHERE panel_id = ? ORDER BY created_at", panel.id);
 
 async function nothingNames(address: string): Promise<void> {
   const search = await placesNaming((text) => text.toLowerCase().includes(address));
@@ -176,7 +203,7 @@ describe("erasure racing a send through the outbox", () => {
     const { cart } = await cartPanel(panel);
     expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
     // An address of SHARD_0's partition: the contact and its message there, the outbox on the home (SHARD_1).
-    const address = await adaOnShard0(panel, "race");
+    const address = await adaOnShard(panel, "race");
     await startJourney(panel, DUE_EMAIL);
     expect((await postActivity(panel.clientId, { activityid: cart, identity: address })).status).toBe(200);
     await settledOnBoth(panel.id);
@@ -228,7 +255,7 @@ describe("erasure racing a send through the outbox", () => {
     expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
     // A contact of SHARD_0's partition; the home (SHARD_1) still holds a message of it, as a
     // split's source does until its cleaning (decision 0047).
-    const address = await adaOnShard0(panel, "died");
+    const address = await adaOnShard(panel, "died");
     const contactId = (await shard0.prepare("SELECT id FROM contacts WHERE panel_id = ? AND pk_value = ?").bind(panel.id, address).first<number>("id"))!;
     const msgid = "jin_splitsource.send";
     await panelData
@@ -247,7 +274,7 @@ describe("erasure racing a send through the outbox", () => {
       const record = { id: msgid, panelId: panel.id, channel: "email", recipient: address, sender: "shop@example.com", subject: "Hi", campaignId: null };
       await insertOutboxRecords(panelData, [{ ...record, r2Key: outboxKey(panel.id, msgid), size: raw.length, createdAt: Date.now(), note: null, contactId }]);
     });
-    await expect(eraseContact(withBindings(env, { FILES: files }), diesAtShard0Batch(state), panel.id, address, Date.now())).rejects.toThrow("the request died");
+    await expect(eraseContact(withBindings(env, { FILES: files }), diesAtOwnBatch(state), panel.id, address, Date.now())).rejects.toThrow("the request died");
     expect(await panelData.prepare("SELECT COUNT(*) AS n FROM journey_messages WHERE msgid = ?").bind(msgid).first<number>("n")).toBe(0);
 
     // The erasure was recorded under way before the home's batch; the retry finishes that one.
@@ -261,10 +288,10 @@ describe("erasure racing a send through the outbox", () => {
   it("an erasure that dies after the other shards' batches and is never retried is finished by the cron a few minutes on", async () => {
     const panel = await createPanel();
     expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
-    const address = await adaOnShard0(panel, "unretried");
+    const address = await adaOnShard(panel, "unretried");
     // The request has deleted what the home held of her and dies at her own shard's batch.
     const { state, files } = sendingAtBroadcastFiles(panel, async () => {});
-    await expect(eraseContact(withBindings(env, { FILES: files }), diesAtShard0Batch(state), panel.id, address, Date.now())).rejects.toThrow("the request died");
+    await expect(eraseContact(withBindings(env, { FILES: files }), diesAtOwnBatch(state), panel.id, address, Date.now())).rejects.toThrow("the request died");
     const ada = () => shard0.prepare("SELECT COUNT(*) AS n FROM contacts WHERE panel_id = ? AND pk_value = ?").bind(panel.id, address).first<number>("n");
     expect(await ada()).toBe(1);
 
@@ -277,6 +304,46 @@ describe("erasure racing a send through the outbox", () => {
     expect(erasures.results.map((e) => e.state)).toEqual(["done"]);
     expect((await admin("GET", `/panels/${panel.id}/erasures/${erasures.results[0]!.id}`)).body.state).toBe("done");
     await nothingNames(address);
+  });
+
+  it("an unfinished erasure whose rerun fails (its panel fenced by a move's pause) is tried again next run; the shard's other erasures and archive rewrites go on", async () => {
+    const { panel: fenced, address: fencedAddress } = await diedUnderWayOnHome("fenced", Date.now() - 20 * MINUTE);
+    const { panel: other, address: otherAddress } = await diedUnderWayOnHome("unfenced", Date.now() - 15 * MINUTE);
+    // On the same shard, an erasure of another panel whose request died rewriting its archived days.
+    const archived = await createPanel();
+    expect((await admin("PATCH", `/panels/${archived.id}`, { event_retention_days: 30 })).status).toBe(200);
+    const archivedAddress = "ada.archived.race@example.com";
+    await apiFor(archived)("contact", "add", { data: { EMAIL: archivedAddress } });
+    await seedEvents(archived, archivedAddress, 2, 0);
+    for (let i = 0; i < 2; i++) await archiveOldEvents.run(env, Date.now());
+    expect(await archivedRows(archived.id)).toHaveLength(2);
+    const dying = hookedFiles({ put: async (key) => (key.startsWith(`events/${archived.id}/`) ? Promise.reject(new Error("the request died")) : undefined) });
+    const plain = { db: { db: panelData, buckets: null }, home: panelData, others: [] };
+    await expect(eraseContact(withBindings(env, { FILES: dying }), plain, archived.id, archivedAddress, Date.now())).rejects.toThrow("the request died");
+
+    // The fenced panel's move is in its pause: the rerun's batch on the home is refused.
+    await raiseFence(panelData, fenced.id);
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      await eraseArchivedEvents.run(env, Date.now());
+      expect(logged.mock.calls.map((call) => String(call[0]))).toContainEqual(expect.stringMatching(new RegExp(`^erasure era_\\S+ of panel ${fenced.id}: not finished`)));
+    } finally {
+      logged.mockRestore();
+      await liftFence(panelData, fenced.id);
+    }
+    expect(await erasureStates(fenced)).toEqual(["pending"]);
+    expect(await keysOn(panelData, fenced.id)).toEqual([fencedAddress]);
+    expect(await erasureStates(other)).toEqual(["done"]);
+    expect(await keysOn(panelData, other.id)).toEqual([]);
+    expect(await erasureStates(archived)).toEqual(["done"]);
+    expect(await archivedRows(archived.id)).toEqual([]);
+
+    // The fence lifted, the next run finishes it.
+    await eraseArchivedEvents.run(env, Date.now());
+    expect(await erasureStates(fenced)).toEqual(["done"]);
+    await nothingNames(fencedAddress);
+    await nothingNames(otherAddress);
+    await nothingNames(archivedAddress);
   });
 
   it("a journey step that read its contact before the erasure records and sends nothing after it: a message is recorded only while its contact is there", async () => {

@@ -1,6 +1,5 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { gunzipText } from "../../src/lib/gzip";
 import { erasedIdentifier } from "../../src/domain/erasure";
 import { eraseArchivedEvents } from "../../src/services/contacts/erase";
 import { recordEvents } from "../../src/services/pipeline/record";
@@ -17,34 +16,10 @@ import { getCampaign } from "../../src/store/campaigns/definitions";
 import { broadcastData, fireCron, publish, scheduleIn, waitForCampaign, waitForImport } from "../support/broadcasts";
 import { admin, apiFor, call, countRows, createPanel, panelData, receiver, TEST_SHARD, type TestPanel } from "../support/helpers";
 import { asOperator, operatorWithRole } from "../support/operators";
-import { placesNaming } from "../support/erasure";
-
-const DAY = 86_400_000;
+import { archivedRows, placesNaming, seedEvents } from "../support/erasure";
 
 const ADA = "ada@example.com";
 const ADA_MOBILE = "919812345678";
-
-/** Events of `identity`: one at midday UTC on each of `oldDays` days from 40 days back, and `recent` in the last hours. */
-async function seedEvents(panel: TestPanel, identity: string, oldDays: number, recent: number, from = 0): Promise<void> {
-  const midday = Math.floor(Date.now() / DAY) * DAY + DAY / 2;
-  const events = [
-    ...Array.from({ length: oldDays }, (_, i) => ({ occurredAt: midday - (40 + i) * DAY, n: from + i })),
-    ...Array.from({ length: recent }, (_, i) => ({ occurredAt: Date.now() - (i + 1) * 60_000, n: from + oldDays + i })),
-  ];
-  await recordEvents(env, { id: panel.id }, events.map((e) => ({ channel: "custom_activity" as const, name: "view", identity, params: { n: e.n }, occurredAt: e.occurredAt })));
-  await pipelineSettled(panel.id);
-  // As if each had been recorded when it happened, so the archive takes the old ones.
-  await panelData.prepare("UPDATE events SET received_at = occurred_at WHERE panel_id = ?").bind(panel.id).run();
-}
-
-async function archivedRows(panelId: string): Promise<Array<{ contact_id: number | null; identity: string | null }>> {
-  const rows = [];
-  for (const object of (await env.FILES.list({ prefix: `events/${panelId}/` })).objects) {
-    const text = await gunzipText(await (await env.FILES.get(object.key))!.arrayBuffer());
-    rows.push(...text.split("\n").filter(Boolean).map((line) => JSON.parse(line)));
-  }
-  return rows;
-}
 
 async function contactId(panel: TestPanel, key: string): Promise<number> {
   return (await panelData.prepare("SELECT id FROM contacts WHERE panel_id = ? AND pk_value = ?").bind(panel.id, key).first<{ id: number }>())!.id;

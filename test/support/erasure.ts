@@ -1,5 +1,33 @@
 import { env } from "cloudflare:workers";
 import { gunzipText } from "../../src/lib/gzip";
+import { recordEvents } from "../../src/services/pipeline/record";
+import { pipelineSettled } from "./activity";
+import { panelData, type TestPanel } from "./helpers";
+
+const DAY = 86_400_000;
+
+/** Events of `identity`: one at midday UTC on each of `oldDays` days from 40 days back, and `recent` in the last hours. */
+export async function seedEvents(panel: TestPanel, identity: string, oldDays: number, recent: number, from = 0): Promise<void> {
+  const midday = Math.floor(Date.now() / DAY) * DAY + DAY / 2;
+  const events = [
+    ...Array.from({ length: oldDays }, (_, i) => ({ occurredAt: midday - (40 + i) * DAY, n: from + i })),
+    ...Array.from({ length: recent }, (_, i) => ({ occurredAt: Date.now() - (i + 1) * 60_000, n: from + oldDays + i })),
+  ];
+  await recordEvents(env, { id: panel.id }, events.map((e) => ({ channel: "custom_activity" as const, name: "view", identity, params: { n: e.n }, occurredAt: e.occurredAt })));
+  await pipelineSettled(panel.id);
+  // As if each had been recorded when it happened, so the archive takes the old ones.
+  await panelData.prepare("UPDATE events SET received_at = occurred_at WHERE panel_id = ?").bind(panel.id).run();
+}
+
+/** The rows of the panel's archived days, every part. */
+export async function archivedRows(panelId: string): Promise<Array<{ contact_id: number | null; identity: string | null }>> {
+  const rows = [];
+  for (const object of (await env.FILES.list({ prefix: `events/${panelId}/` })).objects) {
+    const text = await gunzipText(await (await env.FILES.get(object.key))!.arrayBuffer());
+    rows.push(...text.split("\n").filter(Boolean).map((line) => JSON.parse(line)));
+  }
+  return rows;
+}
 
 /**
  * After an erasure: every R2 object of every bucket and every row of every table of every D1

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
-import { runCron } from "./cron";
+import { collectingQueue, runCron, withBindings } from "./cron";
 import { journeyTimers } from "../../src/services/journeys/timers";
 import { defineActivity, eventSettled, postActivity } from "./activity";
 import { admin, apiFor, call, type TestPanel, panelData } from "./helpers";
@@ -77,6 +77,23 @@ export async function cartPanel(panel: TestPanel) {
 }
 
 export const MINUTE = 60_000;
+
+/**
+ * Ada (already a contact of `panel`, cartPanel's activities) adds to cart and enters a journey
+ * whose goal is a purchase, of `steps` (a message of SMS or push due after an hour's delay); the
+ * timers run two hours on and record it, its nudge collected, not sent; the journey is paused
+ * and ada buys. The journey and the message's msgid.
+ */
+export async function goalReachedWhilePaused(panel: TestPanel, activities: { cart: string; buy: string }, steps: unknown[]) {
+  const journey = await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, goal: { activity: "purchase" }, steps });
+  await act(panel, activities.cart, "ada@example.com");
+  const sends = collectingQueue();
+  await journeyTimers.run(withBindings(env, { SENDS: sends }), Date.now() + 2 * 60 * MINUTE);
+  const [msgid] = sends.bodies.flatMap((body: any) => body.msgids) as string[];
+  expect((await admin("POST", `${journey.path}/status`, { status: "paused" })).status).toBe(200);
+  await act(panel, activities.buy, "ada@example.com");
+  return { journey, msgid: msgid! };
+}
 
 /**
  * An add-to-cart journey with a purchase goal: an hour's delay, an SMS of `text` (step "sms"),

@@ -8,7 +8,7 @@ import { redriveWaitingPush, sendQueuedPush } from "../../../src/services/journe
 import { insertMessageStatement } from "../../../src/store/journeys/messages";
 import { admin, apiFor, call, countRows, createPanel, panelData, receiver, type TestPanel } from "../../support/helpers";
 import { eventually, pipelineSettled } from "../../support/activity";
-import { act, cartPanel, createWebhook, delivered, messagesOf, report, startJourney } from "../../support/journeys";
+import { act, cartPanel, countersOf, createWebhook, delivered, goalReachedWhilePaused, messagesOf, report, startJourney } from "../../support/journeys";
 import { countPushSubscriptions } from "../../../src/store/push";
 import { planOf, recording } from "../../support/plans";
 import { browserKeys, pushFigures, decryptPush, fromB64url, serviceAccount, verifyRs256, verifyVapid, type BrowserKeys } from "../../support/push";
@@ -349,6 +349,29 @@ describe("queued push: retried, sent once, gone devices removed", () => {
     expect((await admin("POST", `${journey.path}/status`, { status: "running" })).status).toBe(200);
     await eventually(async () => ((await messageRow(held)).status === "sent" ? true : undefined));
     expect(await receiver.requests(bucket)).toHaveLength(1);
+  });
+
+  it("of an instance its last step completed, whose contact reaches the goal while a pause holds it: skipped at the goal, not sent when the journey runs again; the instance stays completed, not converted", async () => {
+    const { panel } = await webPushPanel();
+    const { cart, buy } = await cartPanel(panel);
+    await apiFor(panel)("contact", "add", { data: { EMAIL: "ada@example.com" } });
+    const bucket = receiver.bucket("push-service");
+    await subscribe(panel, `${receiver.hookUrl(bucket)}/sub/1`, await browserKeys());
+    const steps = [
+      { id: "later", type: "delay", for: "1h" },
+      { id: "push", type: "bpn", text: "Still thinking it over?", after: "later" },
+    ];
+    // The push is its last step: the instance completes with it waiting for its nudge.
+    const { journey, msgid } = await goalReachedWhilePaused(panel, { cart, buy }, steps);
+    expect(await messageRow(msgid)).toMatchObject({ status: "skipped", error: "not sent: the contact reached the journey's goal", provider_msg_id: null });
+
+    // Its nudge finds it done with; the resume sends nothing.
+    expect(await sendQueuedPush(env, panel.id, msgid, 1)).toBeNull();
+    expect((await admin("POST", `${journey.path}/status`, { status: "running" })).status).toBe(200);
+    await eventually(async () => ((await messageRow(msgid)).status !== "sending" ? true : undefined));
+    expect(await messageRow(msgid)).toMatchObject({ status: "skipped", provider_msg_id: null });
+    expect(await receiver.requests(bucket)).toHaveLength(0);
+    expect(await countersOf(journey)).toMatchObject({ entered: 1, completed: 1, converted: 0 });
   });
 
   it("leaves bpn and apn in the outbox while the channel is not set up", async () => {

@@ -11,7 +11,7 @@ import { insertMessageStatement } from "../../../src/store/journeys/messages";
 import { admin, apiFor, call, countRows, createPanel, panelData, receiver, type TestPanel } from "../../support/helpers";
 import { eventually, pipelineSettled } from "../../support/activity";
 import { collectingQueue, withBindings } from "../../support/cron";
-import { act, cartPanel, cartSmsGoalJourney, countersOf, createWebhook, delivered, messagesOf, MINUTE, startJourney } from "../../support/journeys";
+import { act, cartPanel, cartSmsGoalJourney, countersOf, createWebhook, delivered, goalReachedWhilePaused, messagesOf, MINUTE, startJourney } from "../../support/journeys";
 
 const hex = (bytes: number) => Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0")).join("");
 const MOBILE = "+14155550100";
@@ -307,17 +307,11 @@ describe("queued SMS of a paused journey whose contact reached the goal meanwhil
       { id: "sms", type: "sms", text: "Still thinking it over?", after: "later" },
       ...(last ? [] : [{ id: "again", type: "delay", for: "1d", after: "sms" }]),
     ];
-    const journey = await startJourney(panel, { trigger: { type: "activity", activity: "add_to_cart" }, goal: { activity: "purchase" }, steps });
     await apiFor(panel)("contact", "add", { data: { EMAIL: "ada@example.com", MOBILE } });
-    await act(panel, cart, "ada@example.com");
-    const sends = collectingQueue();
-    await journeyTimers.run(withBindings(env, { SENDS: sends }), Date.now() + 2 * 60 * MINUTE);
-    const [msgid] = sends.bodies.flatMap((body: any) => body.msgids) as string[];
-    expect((await admin("POST", `${journey.path}/status`, { status: "paused" })).status).toBe(200);
-    await act(panel, buy, "ada@example.com");
+    const { journey, msgid } = await goalReachedWhilePaused(panel, { cart, buy }, steps);
     // Its nudge while paused leaves it (a pause holds sending).
-    expect(await sendQueuedSms(env, panel.id, msgid!, 1)).toBeNull();
-    return { panel, accountSid, journey, msgid: msgid! };
+    expect(await sendQueuedSms(env, panel.id, msgid, 1)).toBeNull();
+    return { panel, accountSid, journey, msgid };
   }
 
   /** Runs the journey again (its held SMS nudged) and waits for the SMS to be settled. */
