@@ -69,6 +69,7 @@
 -- migration 0120_erasures_under_way.sql
 -- migration 0121_sms_stops_rebuild_reachable_segments.sql
 -- migration 0122_sms_stops_by_time.sql
+-- migration 0123_erasure_requester.sql
 
 -- table activities
 
@@ -385,9 +386,11 @@ CREATE TABLE "contact_erasures" (
   parts_done  INTEGER NOT NULL DEFAULT 0,
   created_at  INTEGER NOT NULL,
   finished_at INTEGER
-);
+, requested_by TEXT, audited_at INTEGER);
 
 CREATE INDEX contact_erasures_pending ON contact_erasures (created_at) WHERE state = 'archive';
+
+CREATE INDEX contact_erasures_unaudited ON contact_erasures (created_at) WHERE audited_at IS NULL AND state <> 'pending';
 
 CREATE INDEX contact_erasures_under_way ON contact_erasures (panel_id, contact_id) WHERE state = 'pending';
 

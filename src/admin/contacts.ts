@@ -9,6 +9,7 @@ import type { Problem } from "../lib/problems";
 import { hasRenderedCopy } from "../services/broadcasts/message-copies";
 import { contactAccessExport } from "../services/contacts/access-export";
 import { eraseContact } from "../services/contacts/erase";
+import { actorOf } from "../services/audit/record";
 import { changeContactPreferences, contactPreferences } from "../services/channels/preferences";
 import { addContact } from "../services/contacts/add";
 import { updateContactAttributes } from "../services/contacts/update";
@@ -239,10 +240,11 @@ const eraseOneContact = definePanelRoute({
     "Erase a contact (right to erasure): the contact, its list and segment memberships, events, messages and their outbox copies, journey instances, journey simulations' samples of it and waiting webhook events; suppressions stay under a hash of the address. Archived days are rewritten without its events in the background: state `archive` until done (GET /erasures/{id})",
   async handle({ env, caller, path, panel, db }) {
     const place = contactOwningPlace(env, panel, db, path.key);
-    const erasure = await eraseContact(env, { db: place.db, home: db, others: place.elsewhere }, panel.id, path.key, Date.now());
+    // The erasure writes its audit entry itself, as its record's requester: a retry after a request
+    // that died once the contact was gone finds nothing, and the cron may be the one to complete it.
+    const by = { requester: actorOf(auditorOf(caller)), finisher: "request" as const };
+    const erasure = await eraseContact(env, { db: place.db, home: db, others: place.elsewhere }, panel.id, path.key, Date.now(), by);
     if (!erasure) throw notFound(noContactSentence(panel, path.key));
-    // The log names the contact by its id only: its key is what was erased.
-    await audited({ db, caller, panel }, "contact.erased", String(erasure.contactId), { erasure_id: erasure.id });
     return erasureView(erasure);
   },
 });

@@ -14,10 +14,29 @@ export interface AuditEntry {
   detail: Record<string, unknown>;
 }
 
+/** Who an entry names, as the log stores it. */
+export type AuditActor = Pick<AuditEntry, "actorKind" | "actorId" | "actorEmail">;
+
 export async function insertAuditEntry(db: ShardDb, entry: Omit<AuditEntry, "id">): Promise<void> {
   await db
     .prepare("INSERT INTO audit_log (panel_id, at, actor_kind, actor_id, actor_email, action, target, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
     .bind(entry.panelId, entry.at, entry.actorKind, entry.actorId, entry.actorEmail, entry.action, entry.target, JSON.stringify(entry.detail))
+    .run();
+}
+
+/**
+ * Inserts `entry` unless the panel's log has one of the same action and target at or after
+ * `since` whose detail's `key` is the same: a step that may run twice (a request and the cron
+ * after it) records itself once. Read through the time index (`+panel_id` keeps the planner off
+ * the panel's whole log), so it costs the entries of the whole shard since `since`, a few.
+ */
+export async function insertAuditEntryOnce(db: ShardDb, entry: Omit<AuditEntry, "id">, key: string, since: number): Promise<void> {
+  await db
+    .prepare(
+      `INSERT INTO audit_log (panel_id, at, actor_kind, actor_id, actor_email, action, target, detail) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8
+       WHERE NOT EXISTS (SELECT 1 FROM audit_log WHERE at >= ?9 AND +panel_id = ?1 AND action = ?6 AND target = ?7 AND detail ->> ?10 = ?8 ->> ?10)`,
+    )
+    .bind(entry.panelId, entry.at, entry.actorKind, entry.actorId, entry.actorEmail, entry.action, entry.target, JSON.stringify(entry.detail), since, `$.${key}`)
     .run();
 }
 

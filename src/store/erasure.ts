@@ -1,4 +1,5 @@
 import type { ShardDb } from "./shards";
+import type { AuditActor } from "./audit";
 import { jsonArrays } from "./json-arrays";
 import { deleteOutboxStatements } from "./outbox";
 import { forgetOwnersStatements, partsOfOwners, type PartName } from "./event-archive";
@@ -245,6 +246,8 @@ export interface ContactErasure {
   partsDone: number;
   createdAt: number;
   finishedAt: number | null;
+  /** Who asked for it, as its `contact.erased` audit entry names them; null for one recorded before shard migration 0123. */
+  requestedBy: AuditActor | null;
 }
 
 interface ErasureRow {
@@ -256,6 +259,7 @@ interface ErasureRow {
   parts_done: number;
   created_at: number;
   finished_at: number | null;
+  requested_by: string | null;
 }
 
 const fromRow = (r: ErasureRow): ContactErasure => ({
@@ -267,16 +271,22 @@ const fromRow = (r: ErasureRow): ContactErasure => ({
   partsDone: r.parts_done,
   createdAt: r.created_at,
   finishedAt: r.finished_at,
+  requestedBy: r.requested_by === null ? null : (JSON.parse(r.requested_by) as AuditActor),
 });
 
-/** Records `erasure`, or turns its record under way (`pending`, erasureUnderWay) into it. */
+const requesterOf = (erasure: ContactErasure) => (erasure.requestedBy ? JSON.stringify(erasure.requestedBy) : null);
+
+/**
+ * Records `erasure`, or turns its record under way (`pending`, erasureUnderWay) into it; the
+ * record under way keeps its requester, who asked first. Its audit entry is still to write.
+ */
 function insertErasureStatement(db: ShardDb, erasure: ContactErasure): D1PreparedStatement {
   return db
     .prepare(
-      `INSERT INTO contact_erasures (id, panel_id, contact_id, owners, state, parts_done, created_at) VALUES (?, ?, ?, ?, ?, 0, ?)
+      `INSERT INTO contact_erasures (id, panel_id, contact_id, owners, state, parts_done, created_at, requested_by) VALUES (?, ?, ?, ?, ?, 0, ?, ?)
        ON CONFLICT (id) DO UPDATE SET owners = excluded.owners, state = excluded.state WHERE contact_erasures.state = 'pending'`,
     )
-    .bind(erasure.id, erasure.panelId, erasure.contactId, JSON.stringify(erasure.owners), erasure.state, erasure.createdAt);
+    .bind(erasure.id, erasure.panelId, erasure.contactId, JSON.stringify(erasure.owners), erasure.state, erasure.createdAt, requesterOf(erasure));
 }
 
 /**
@@ -288,10 +298,10 @@ export async function erasureUnderWay(db: ShardDb, erasure: ContactErasure): Pro
   const [, read] = await db.batch<ErasureRow>([
     db
       .prepare(
-        `INSERT INTO contact_erasures (id, panel_id, contact_id, owners, state, parts_done, created_at) SELECT ?1, ?2, ?3, ?4, 'pending', 0, ?5
+        `INSERT INTO contact_erasures (id, panel_id, contact_id, owners, state, parts_done, created_at, requested_by) SELECT ?1, ?2, ?3, ?4, 'pending', 0, ?5, ?6
          WHERE NOT EXISTS (SELECT 1 FROM contact_erasures WHERE panel_id = ?2 AND contact_id = ?3 AND state = 'pending')`,
       )
-      .bind(erasure.id, erasure.panelId, erasure.contactId, JSON.stringify(erasure.owners), erasure.createdAt),
+      .bind(erasure.id, erasure.panelId, erasure.contactId, JSON.stringify(erasure.owners), erasure.createdAt, requesterOf(erasure)),
     db.prepare("SELECT * FROM contact_erasures WHERE panel_id = ? AND contact_id = ? AND state = 'pending' ORDER BY created_at LIMIT 1").bind(erasure.panelId, erasure.contactId),
   ]);
   return fromRow(read!.results[0]!);
@@ -299,16 +309,31 @@ export async function erasureUnderWay(db: ShardDb, erasure: ContactErasure): Pro
 
 /** The shard's erasures under way since before `before` (their request died, or was never retried), oldest first. */
 export async function unfinishedErasures(db: ShardDb, before: number, limit: number): Promise<ContactErasure[]> {
-  const { results } = await db
-    .prepare("SELECT * FROM contact_erasures WHERE state = 'pending' AND created_at < ? ORDER BY created_at LIMIT ?")
-    .bind(before, limit)
-    .all<ErasureRow>();
+  return oldErasures(db, "state = 'pending'", before, limit);
+}
+
+/** The shard's erasures meeting `condition` (a partial index's) recorded before `before`, oldest first. */
+async function oldErasures(db: ShardDb, condition: string, before: number, limit: number): Promise<ContactErasure[]> {
+  const { results } = await db.prepare(`SELECT * FROM contact_erasures WHERE ${condition} AND created_at < ? ORDER BY created_at LIMIT ?`).bind(before, limit).all<ErasureRow>();
   return results.map(fromRow);
 }
 
 /** Drops the record of an erasure under way that another shard finished (its contact had moved there) or whose panel is gone. */
 export async function forgetErasureUnderWay(db: ShardDb, id: string): Promise<void> {
   await db.prepare("DELETE FROM contact_erasures WHERE id = ? AND state = 'pending'").bind(id).run();
+}
+
+/**
+ * The shard's erasures completed (their contact's rows gone) since before `before` whose audit
+ * entry is not written: their request died after its batch, before its audit line. Oldest first.
+ */
+export async function unauditedErasures(db: ShardDb, before: number, limit: number): Promise<ContactErasure[]> {
+  return oldErasures(db, "audited_at IS NULL AND state <> 'pending'", before, limit);
+}
+
+/** The erasure's audit entry is written (or, without a requester, never will be). */
+export async function erasureAudited(db: ShardDb, id: string, now: number): Promise<void> {
+  await db.prepare("UPDATE contact_erasures SET audited_at = ? WHERE id = ? AND audited_at IS NULL").bind(now, id).run();
 }
 
 /** An erasure finished or being finished; one under way (`pending`) is not yet one to show. */

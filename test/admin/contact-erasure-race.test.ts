@@ -83,6 +83,16 @@ function sendingAtBroadcastFiles(panel: TestPanel, send: () => Promise<void>, on
   return { state, files };
 }
 
+/** An erasure asked for with the ADMIN_TOKEN, made by its request. */
+const BY_ADMIN = { requester: { actorKind: "admin_token", actorId: null, actorEmail: null }, finisher: "request" } as const;
+
+/** The panel's `contact.erased` audit entries, newest first, as the admin API shows them. */
+async function erasedEntries(panel: TestPanel): Promise<Array<{ actor: Record<string, unknown>; target: string; detail: Record<string, unknown> }>> {
+  const answer = await admin("GET", `/panels/${panel.id}/audit?action=contact.erased`);
+  expect(answer.status).toBe(200);
+  return answer.body.entries;
+}
+
 const DUE_EMAIL = {
   trigger: { type: "activity", activity: "add_to_cart" },
   steps: [
@@ -159,7 +169,7 @@ async function diedUnderWayOnHome(tag: string, at: number): Promise<{ panel: Tes
   expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
   const address = await adaOnShard(panel, tag, TEST_SHARD);
   const { state, files } = sendingAtBroadcastFiles(panel, async () => {});
-  await expect(eraseContact(withBindings(env, { FILES: files }), diesAtOwnBatch(state, TEST_SHARD), panel.id, address, at)).rejects.toThrow("the request died");
+  await expect(eraseContact(withBindings(env, { FILES: files }), diesAtOwnBatch(state, TEST_SHARD), panel.id, address, at, BY_ADMIN)).rejects.toThrow("the request died");
   expect(await erasureStates(panel)).toEqual(["pending"]);
   return { panel, address };
 }
@@ -220,7 +230,7 @@ describe("erasure racing a send through the outbox", () => {
     // The erasure has deleted the copies the outbox listed and turns to the broadcast files; the
     // timer sends the due email then, its copy and row stored while her message row is still there.
     const { state, files } = sendingAtBroadcastFiles(panel, dueEmailSent(panel, address));
-    const erasure = await eraseContact(withBindings(env, { FILES: files }), { db: { db: panelData, buckets: null }, home: panelData, others: [] }, panel.id, address, Date.now());
+    const erasure = await eraseContact(withBindings(env, { FILES: files }), { db: { db: panelData, buckets: null }, home: panelData, others: [] }, panel.id, address, Date.now(), BY_ADMIN);
     expect(erasure).not.toBeNull();
     expect(state.sent).toBe(true);
     await nothingNames(address);
@@ -235,7 +245,7 @@ describe("erasure racing a send through the outbox", () => {
     const { state, files } = sendingAtBroadcastFiles(panel, dueEmailSent(panel, address), async (keys, sent) => {
       if (sent && keys.some((k) => k.startsWith(`outbox/${panel.id}/`))) throw new Error("the request died");
     });
-    await expect(eraseContact(withBindings(env, { FILES: files }), { db: { db: panelData, buckets: null }, home: panelData, others: [] }, panel.id, address, Date.now())).rejects.toThrow(
+    await expect(eraseContact(withBindings(env, { FILES: files }), { db: { db: panelData, buckets: null }, home: panelData, others: [] }, panel.id, address, Date.now(), BY_ADMIN)).rejects.toThrow(
       "the request died",
     );
     expect(state.sent).toBe(true);
@@ -274,7 +284,7 @@ describe("erasure racing a send through the outbox", () => {
       const record = { id: msgid, panelId: panel.id, channel: "email", recipient: address, sender: "shop@example.com", subject: "Hi", campaignId: null };
       await insertOutboxRecords(panelData, [{ ...record, r2Key: outboxKey(panel.id, msgid), size: raw.length, createdAt: Date.now(), note: null, contactId }]);
     });
-    await expect(eraseContact(withBindings(env, { FILES: files }), diesAtOwnBatch(state), panel.id, address, Date.now())).rejects.toThrow("the request died");
+    await expect(eraseContact(withBindings(env, { FILES: files }), diesAtOwnBatch(state), panel.id, address, Date.now(), BY_ADMIN)).rejects.toThrow("the request died");
     expect(await panelData.prepare("SELECT COUNT(*) AS n FROM journey_messages WHERE msgid = ?").bind(msgid).first<number>("n")).toBe(0);
 
     // The erasure was recorded under way before the home's batch; the retry finishes that one.
@@ -291,7 +301,7 @@ describe("erasure racing a send through the outbox", () => {
     const address = await adaOnShard(panel, "unretried");
     // The request has deleted what the home held of her and dies at her own shard's batch.
     const { state, files } = sendingAtBroadcastFiles(panel, async () => {});
-    await expect(eraseContact(withBindings(env, { FILES: files }), diesAtOwnBatch(state), panel.id, address, Date.now())).rejects.toThrow("the request died");
+    await expect(eraseContact(withBindings(env, { FILES: files }), diesAtOwnBatch(state), panel.id, address, Date.now(), BY_ADMIN)).rejects.toThrow("the request died");
     const ada = () => shard0.prepare("SELECT COUNT(*) AS n FROM contacts WHERE panel_id = ? AND pk_value = ?").bind(panel.id, address).first<number>("n");
     expect(await ada()).toBe(1);
 
@@ -304,6 +314,56 @@ describe("erasure racing a send through the outbox", () => {
     expect(erasures.results.map((e) => e.state)).toEqual(["done"]);
     expect((await admin("GET", `/panels/${panel.id}/erasures/${erasures.results[0]!.id}`)).body.state).toBe("done");
     await nothingNames(address);
+  });
+
+  it("an erasure its request left after the other shards' batches is in the audit log once the cron finishes it, as its requester", async () => {
+    const panel = await createPanel();
+    expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
+    const address = await adaOnShard(panel, "audited");
+    const contactId = (await shard0.prepare("SELECT id FROM contacts WHERE panel_id = ? AND pk_value = ?").bind(panel.id, address).first<number>("id"))!;
+    const operator = { actorKind: "operator", actorId: "opr_dpo", actorEmail: "dpo@example.com" } as const;
+    const { state, files } = sendingAtBroadcastFiles(panel, async () => {});
+    const by = { requester: operator, finisher: "request" } as const;
+    await expect(eraseContact(withBindings(env, { FILES: files }), diesAtOwnBatch(state), panel.id, address, Date.now(), by)).rejects.toThrow("the request died");
+    expect(await erasedEntries(panel)).toEqual([]);
+
+    await eraseArchivedEvents.run(env, Date.now() + 10 * MINUTE);
+    await eraseArchivedEvents.run(env, Date.now() + 20 * MINUTE);
+    const erasureId = (await shard0.prepare("SELECT id FROM contact_erasures WHERE panel_id = ?").bind(panel.id).first<string>("id"))!;
+    expect(await erasedEntries(panel)).toEqual([
+      expect.objectContaining({ actor: { kind: "operator", id: "opr_dpo", email: "dpo@example.com" }, target: String(contactId), detail: { erasure_id: erasureId, finished_by: "cron" } }),
+    ]);
+  });
+
+  it.each([
+    ["before its audit entry", "INSERT INTO audit_log", { written_by: "cron" }],
+    ["after its audit entry, before marking its record audited", "UPDATE contact_erasures SET audited_at", {}],
+  ])("an erasure whose request dies after its own batch, %s: the retry (404) writes nothing, one entry in the end", async (_, dyingAt, detail) => {
+    const address = `ada.unaudited.${dyingAt.split(" ")[0]!.toLowerCase()}@example.com`;
+    const panel = await createPanel();
+    await apiFor(panel)("contact", "add", { data: { EMAIL: address } });
+    const contactId = (await panelData.prepare("SELECT id FROM contacts WHERE panel_id = ? AND pk_value = ?").bind(panel.id, address).first<number>("id"))!;
+    // The panel's one shard, whose statement `dyingAt` is the request's last.
+    const dying = new Proxy(panelData, {
+      get(target, name) {
+        if (name === "prepare")
+          return (sql: string) => {
+            if (sql.startsWith(dyingAt)) throw new Error("the request died");
+            return target.prepare(sql);
+          };
+        const value = Reflect.get(target, name);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const erased = await eraseContact(env, { db: { db: dying, buckets: null }, home: dying, others: [] }, panel.id, address, Date.now(), BY_ADMIN).catch((error: Error) => error.message);
+    expect(await keysOn(panelData, panel.id)).toEqual([]);
+
+    expect((await admin("DELETE", `/panels/${panel.id}/contacts/${encodeURIComponent(address)}`)).status).toBe(404);
+    await eraseArchivedEvents.run(env, Date.now() + 10 * MINUTE);
+    await eraseArchivedEvents.run(env, Date.now() + 20 * MINUTE);
+    const erasureId = (await panelData.prepare("SELECT id FROM contact_erasures WHERE panel_id = ?").bind(panel.id).first<string>("id"))!;
+    expect(await erasedEntries(panel)).toEqual([expect.objectContaining({ actor: { kind: "admin_token" }, target: String(contactId), detail: { erasure_id: erasureId, ...detail } })]);
+    expect(erased).toBe("the request died");
   });
 
   it("an unfinished erasure whose rerun fails (its panel fenced by a move's pause) is tried again next run; the shard's other erasures and archive rewrites go on", async () => {
@@ -319,7 +379,7 @@ describe("erasure racing a send through the outbox", () => {
     expect(await archivedRows(archived.id)).toHaveLength(2);
     const dying = hookedFiles({ put: async (key) => (key.startsWith(`events/${archived.id}/`) ? Promise.reject(new Error("the request died")) : undefined) });
     const plain = { db: { db: panelData, buckets: null }, home: panelData, others: [] };
-    await expect(eraseContact(withBindings(env, { FILES: dying }), plain, archived.id, archivedAddress, Date.now())).rejects.toThrow("the request died");
+    await expect(eraseContact(withBindings(env, { FILES: dying }), plain, archived.id, archivedAddress, Date.now(), BY_ADMIN)).rejects.toThrow("the request died");
 
     // The fenced panel's move is in its pause: the rerun's batch on the home is refused.
     await raiseFence(panelData, fenced.id);

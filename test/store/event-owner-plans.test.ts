@@ -66,7 +66,7 @@ describe("reads and erasures of one owner's events", () => {
   it("an erasure finds each of the contact's event and pair rows by key", async () => {
     const { db: fake, caught } = catching();
     const target = { panelId: "pnl_plan", contactId: 7, uniqueids: ["visitor-1", "visitor-2"], email: null, phone: null };
-    const erasure = { id: "era_plan", panelId: "pnl_plan", contactId: 7, owners: [], state: "archive" as const, partsDone: 0, createdAt: 0, finishedAt: null };
+    const erasure = { id: "era_plan", panelId: "pnl_plan", contactId: 7, owners: [], state: "archive" as const, partsDone: 0, createdAt: 0, finishedAt: null, requestedBy: null };
     await eraseContactRows(fake, [[0, 511]], target, erasure, 0);
     const onEvents = caught.filter((c) => /^DELETE FROM (events|uniqueid_contacts)\b/.test(c.sql));
     expect(onEvents.length).toBeGreaterThanOrEqual(3);

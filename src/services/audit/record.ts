@@ -1,5 +1,5 @@
 import { redactAuditDetail, type AuditAction } from "../../domain/audit";
-import { insertAuditEntry } from "../../store/audit";
+import { insertAuditEntry, insertAuditEntryOnce, type AuditActor } from "../../store/audit";
 import type { ShardDb } from "../../store/shards";
 
 /**
@@ -29,10 +29,32 @@ export async function recordAudit(
   target: string,
   detail: Record<string, unknown> = {},
 ): Promise<void> {
-  const actor = by.apiKey
-    ? { actorKind: "api_key" as const, actorId: by.apiKey.userId, actorEmail: by.apiKey.email }
+  await insertAuditEntry(db, { panelId, at: Date.now(), ...actorOf(by), action, target, detail: redactAuditDetail(detail) });
+}
+
+/** The actor an entry by `by` names, as the log stores it (kept too where an entry is written later, by another path). */
+export function actorOf(by: Auditor): AuditActor {
+  return by.apiKey
+    ? { actorKind: "api_key", actorId: by.apiKey.userId, actorEmail: by.apiKey.email }
     : by.operator
-      ? { actorKind: "operator" as const, actorId: by.operator.id, actorEmail: by.operator.email }
-      : { actorKind: "admin_token" as const, actorId: null, actorEmail: null };
-  await insertAuditEntry(db, { panelId, at: Date.now(), ...actor, action, target, detail: redactAuditDetail(detail) });
+      ? { actorKind: "operator", actorId: by.operator.id, actorEmail: by.operator.email }
+      : { actorKind: "admin_token", actorId: null, actorEmail: null };
+}
+
+/**
+ * Records, as `actor`, a change that more than one path may complete (a request, or the cron
+ * after it died): once, the entry told apart by its detail's `key` among those since `since`.
+ */
+export async function recordAuditOnce(
+  db: ShardDb,
+  panelId: string,
+  actor: AuditActor,
+  action: AuditAction,
+  target: string,
+  detail: Record<string, unknown>,
+  key: string,
+  since: number,
+): Promise<void> {
+  // Never before `since`, where the check looks, whatever the clock of the path writing it.
+  await insertAuditEntryOnce(db, { panelId, at: Math.max(Date.now(), since), ...actor, action, target, detail: redactAuditDetail(detail) }, key, since);
 }

@@ -5,9 +5,11 @@ import { bucketRangesOn } from "../../domain/partitions";
 import { contactReach } from "../../domain/preferences";
 import { newId } from "../../lib/random";
 import { contactsByIds, getContactByKey } from "../../store/contacts";
+import type { AuditActor } from "../../store/audit";
 import {
   copiesDeleted,
   eraseContactRows,
+  erasureAudited,
   erasureUnderWay,
   finishErasure,
   forgetErasureUnderWay,
@@ -18,6 +20,7 @@ import {
   pendingErasures,
   recipientsOf,
   uniqueidsOfContact,
+  unauditedErasures,
   unfinishedErasures,
   type ContactErasure,
   type ErasedMessage,
@@ -28,6 +31,7 @@ import type { ShardDb } from "../../store/shards";
 import { listWebhooks } from "../../store/webhooks";
 import { contactOwningPlace, mergedMap, panelShards, type OwningShard } from "../access/partitions";
 import { findPanelHome, shardTask } from "../access/shards";
+import { recordAuditOnce } from "../audit/record";
 import { outboxKey } from "../channels/email/outbox";
 import { eraseFromBroadcastFiles } from "./erase-broadcast-files";
 import { archiveKey, putPartObject, readPartObject } from "../retention/archive";
@@ -43,7 +47,8 @@ import { webhookDispatcher } from "../webhooks/enqueue";
  *    contact files are blanked (erase-broadcast-files.ts);
  * 3. one D1 batch deletes its rows (contact, memberships, events, messages, journey instances),
  *    drops journey simulations' samples naming it and records the erasure; suppressions stay
- *    under a hash of the address or number; then the outbox's copies of the messages it deleted
+ *    under a hash of the address or number; the `contact.erased` audit entry follows, once, as
+ *    the erasure's requester (auditErasure); then the outbox's copies of the messages it deleted
  *    go by message id (a send under way stored them after step 2). The batch records those ids
  *    (`erased_message_copies`) and the records go with the copies: a retry's batch reads them
  *    back, and the cron deletes what a request that died left; the erasure is `done` only after;
@@ -84,8 +89,18 @@ export interface ErasurePlace {
   others: readonly OwningShard[];
 }
 
+/**
+ * Who asked for an erasure (kept in its record: the audit entry names them whichever path
+ * completes it; null, an erasure recorded before there was a requester to keep, gets no entry),
+ * and the path completing it now: the request (or its retry) or the cron.
+ */
+export interface ErasureBy {
+  requester: AuditActor | null;
+  finisher: "request" | "cron";
+}
+
 /** Erases the contact named by `key`; null when the panel has none. */
-export async function eraseContact(env: Env, place: ErasurePlace, panelId: string, key: string, now: number): Promise<ContactErasure | null> {
+export async function eraseContact(env: Env, place: ErasurePlace, panelId: string, key: string, now: number, by: ErasureBy): Promise<ContactErasure | null> {
   const { home } = place;
   const db = place.db.db;
   const others = place.others.map((shard) => shard.db);
@@ -101,10 +116,11 @@ export async function eraseContact(env: Env, place: ErasurePlace, panelId: strin
     partsDone: 0,
     createdAt: now,
     finishedAt: null,
+    requestedBy: by.requester,
   };
   // Before anything is deleted, where the other shards' batches go ahead of its own: the record
   // under way on the contact's shard has the cron finish an erasure whose request dies (or take
-  // an earlier attempt's, whose id this one keeps).
+  // an earlier attempt's, whose id and requester this one keeps).
   const erasure = place.others.length ? { ...(await erasureUnderWay(db, accepted)), owners: accepted.owners, state: accepted.state } : accepted;
 
   const names = [key, ...recipientsOf(target), ...target.uniqueids, ...[contact.attributes.MOBILE].filter((m): m is string => typeof m === "string")];
@@ -122,6 +138,9 @@ export async function eraseContact(env: Env, place: ErasurePlace, panelId: strin
   const recorded = new Map<ShardDb, ErasedMessage[]>();
   for (const shard of place.others) recorded.set(shard.db, await eraseContactRows(shard.db, shard.buckets, target, null, now));
   recorded.set(db, await eraseContactRows(db, place.db.buckets, target, erasure, now, [...recorded.values()].flat()));
+  // The contact is gone: a retry would find nothing (404), so the log says so now, before the
+  // steps after, and the cron writes it if the request dies first (auditErasures).
+  await auditErasure(home, db, erasure, by.finisher === "cron" ? { finished_by: "cron" } : {}, now);
   // A send under way may store its copy after the outbox was read above: the copies of the
   // messages just deleted go by id. The outbox keeps no copy of a message whose row it finds
   // gone (channels/email/outbox.ts), so none comes after this.
@@ -130,6 +149,19 @@ export async function eraseContact(env: Env, place: ErasurePlace, panelId: strin
   for (let i = 0; i < exportFiles.length; i += 1000) await env.FILES.delete(exportFiles.slice(i, i + 1000));
   const { done, rewritten } = await rewriteArchive(env.FILES, db, erasure, PARTS_INLINE, now);
   return { ...erasure, state: done ? "done" : "archive", partsDone: rewritten, finishedAt: done ? now : null };
+}
+
+/**
+ * Writes the erasure's `contact.erased` audit entry in the panel's log on `home`, as its
+ * requester, then marks its record on `db` audited. Whichever path gets here writes it (the
+ * request, its retry, the cron), once: the entry is not written again where one names the
+ * erasure already (recordAuditOnce), so a path dying between the two writes is safe to repeat.
+ */
+async function auditErasure(home: ShardDb, db: ShardDb, erasure: ContactErasure, detail: Record<string, unknown>, now: number): Promise<void> {
+  // The log names the contact by its id only: its key is what was erased.
+  const entry = { erasure_id: erasure.id, ...detail };
+  if (erasure.requestedBy) await recordAuditOnce(home, erasure.panelId, erasure.requestedBy, "contact.erased", String(erasure.contactId), entry, "erasure_id", erasure.createdAt);
+  await erasureAudited(db, erasure.id, now);
 }
 
 /** Messages the cron's sweep takes per shard and run from `erased_message_copies`. */
@@ -218,19 +250,43 @@ async function finishUnfinishedErasure(env: Env, db: ShardDb, index: number, era
     const contact = (await mergedMap(panelShards(env, panel, found.db), (shard) => contactsByIds(shard, panel.id, [erasure.contactId]))).get(erasure.contactId);
     if (contact) {
       const place = contactOwningPlace(env, panel, found.db, contact.key);
-      await eraseContact(env, { db: place.db, home: found.db, others: place.elsewhere }, panel.id, contact.key, now);
+      await eraseContact(env, { db: place.db, home: found.db, others: place.elsewhere }, panel.id, contact.key, now, { requester: erasure.requestedBy, finisher: "cron" });
     } else {
       const target = { panelId: panel.id, contactId: erasure.contactId, uniqueids: erasure.owners.filter((o) => o.startsWith("u:")).map((o) => o.slice(2)), email: null, phone: null };
-      await eraseContactRows(db, panel.partitions.length ? bucketRangesOn(panel.partitions, index) : null, target, { ...erasure, state: "archive" }, now);
+      const made = { ...erasure, state: "archive" as const };
+      await eraseContactRows(db, panel.partitions.length ? bucketRangesOn(panel.partitions, index) : null, target, made, now);
+      await auditErasure(found.db, db, made, { finished_by: "cron" }, now);
     }
   }
   // Finished on another shard (the contact moved), or its panel is gone: this record goes.
   await forgetErasureUnderWay(db, erasure.id);
 }
 
-/** The cron sweep: on every shard, finishes erasures whose request died, deletes the outbox copies and rewrites the archived days that erasures left. */
+/** Completed erasures whose audit entry the cron writes per shard and run. */
+const UNAUDITED_PER_RUN = 20;
+
+/**
+ * The cron's part for erasures whose request died after its own batch, before its audit line (a
+ * retry finds no contact): their entry, as their requester, noting the cron wrote it. One that
+ * fails (its panel fenced by a move) is tried again next run without holding up the rest.
+ */
+async function auditErasures(env: Env, db: ShardDb, now: number): Promise<void> {
+  for (const erasure of await unauditedErasures(db, now - ERASURE_UNDER_WAY_MS, UNAUDITED_PER_RUN)) {
+    try {
+      const found = await findPanelHome(env, erasure.panelId);
+      // A panel deleted since took its audit log with it.
+      if (found) await auditErasure(found.db, db, erasure, { written_by: "cron" }, now);
+      else await erasureAudited(db, erasure.id, now);
+    } catch (error) {
+      console.error(`erasure ${erasure.id} of panel ${erasure.panelId}: audit entry not written this run`, error);
+    }
+  }
+}
+
+/** The cron sweep: on every shard, finishes erasures whose request died, writes the audit entries requests left, deletes the outbox copies and rewrites the archived days that erasures left. */
 export const eraseArchivedEvents = shardTask("contacts.erase_archive", async (env, db, index, now) => {
   await finishUnfinishedErasures(env, db, index, now);
+  await auditErasures(env, db, now);
   await sweepErasedCopies(env, db);
   for (const erasure of await pendingErasures(db, 10)) {
     if (!(await rewriteArchive(env.FILES, db, erasure, PARTS_PER_RUN, now)).done) break;
