@@ -195,20 +195,20 @@ export async function claimStalledExports(db: ShardDb, quietSince: number, now: 
 }
 
 /**
- * Withdraws the panel's exports, completed or under way (a contact they list or may list was
- * erased): each is marked failed with `reason` and its parts forgotten; a step still running
- * then records nothing (its update asks for status running). Returns the R2 keys of their
- * files, to delete.
+ * Withdraws the panel's exports requested by `createdBy`, completed or under way (a contact they
+ * list or may list was erased): each is marked failed with `reason` and its parts forgotten; a
+ * step still running then records nothing (its update asks for status running). Returns the R2
+ * keys of their files, to delete.
  */
-export async function withdrawExports(db: ShardDb, panelId: string, reason: string, now: number): Promise<string[]> {
+export async function withdrawExports(db: ShardDb, panelId: string, reason: string, createdBy: number, now: number): Promise<string[]> {
   const [withdrawn] = await db.batch<{ parts: string }>([
-    db.prepare("SELECT parts FROM segment_exports WHERE panel_id = ? AND status IN ('completed', 'queued', 'running')").bind(panelId),
+    db.prepare("SELECT parts FROM segment_exports WHERE panel_id = ?1 AND status IN ('completed', 'queued', 'running') AND created_at <= ?2").bind(panelId, createdBy),
     db
       .prepare(
         `UPDATE segment_exports SET status = 'failed', reason = ?2, parts = '[]', lease = NULL, leased_until = NULL, finished_at = COALESCE(finished_at, ?3), updated_at = ?3
-         WHERE panel_id = ?1 AND status IN ('completed', 'queued', 'running')`,
+         WHERE panel_id = ?1 AND status IN ('completed', 'queued', 'running') AND created_at <= ?4`,
       )
-      .bind(panelId, reason, now),
+      .bind(panelId, reason, now, createdBy),
   ]);
   return withdrawn!.results.flatMap((row) => (JSON.parse(row.parts) as ExportPart[]).map((part) => part.key));
 }

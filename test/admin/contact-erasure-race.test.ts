@@ -174,6 +174,21 @@ async function diedUnderWayOnHome(tag: string, at: number): Promise<{ panel: Tes
   return { panel, address };
 }
 
+/** The test shard (one panel's only shard), through which a request dies as it prepares a statement starting with `sql`. */
+function diesPreparing(sqlStart: string): D1Database {
+  return new Proxy(panelData, {
+    get(target, name) {
+      if (name === "prepare")
+        return (sql: string) => {
+          if (sql.startsWith(sqlStart)) throw new Error("the request died");
+          return target.prepare(sql);
+        };
+      const value = Reflect.get(target, name);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
 /** The states of the panel's erasures on the home (TEST_SHARD). */
 const erasureStates = (panel: TestPanel) => textsOn(panelData, "SELECT state FROM contact_erasures WHERE panel_id = ? ORDER BY created_at", panel.id);
 
@@ -344,17 +359,7 @@ describe("erasure racing a send through the outbox", () => {
     await apiFor(panel)("contact", "add", { data: { EMAIL: address } });
     const contactId = (await panelData.prepare("SELECT id FROM contacts WHERE panel_id = ? AND pk_value = ?").bind(panel.id, address).first<number>("id"))!;
     // The panel's one shard, whose statement `dyingAt` is the request's last.
-    const dying = new Proxy(panelData, {
-      get(target, name) {
-        if (name === "prepare")
-          return (sql: string) => {
-            if (sql.startsWith(dyingAt)) throw new Error("the request died");
-            return target.prepare(sql);
-          };
-        const value = Reflect.get(target, name);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
+    const dying = diesPreparing(dyingAt);
     const erased = await eraseContact(env, { db: { db: dying, buckets: null }, home: dying, others: [] }, panel.id, address, Date.now(), BY_ADMIN).catch((error: Error) => error.message);
     expect(await keysOn(panelData, panel.id)).toEqual([]);
 
@@ -364,6 +369,41 @@ describe("erasure racing a send through the outbox", () => {
     const erasureId = (await panelData.prepare("SELECT id FROM contact_erasures WHERE panel_id = ?").bind(panel.id).first<string>("id"))!;
     expect(await erasedEntries(panel)).toEqual([expect.objectContaining({ actor: { kind: "admin_token" }, target: String(contactId), detail: { erasure_id: erasureId, ...detail } })]);
     expect(erased).toBe("the request died");
+  });
+
+  it("an erasure whose request dies withdrawing segment exports: the cron withdraws those requested before its contact was gone, then writes the entry", async () => {
+    const address = "ada.exported@example.com";
+    const panel = await createPanel();
+    const api = apiFor(panel);
+    for (const email of [address, "bob.exported@example.com"]) expect((await api("contact", "add", { data: { EMAIL: email } })).body.result).toBe("Success");
+    const segment = (await admin("POST", `/panels/${panel.id}/segments`, { name: "Everyone", match: { all: [{ attribute: "EMAIL", op: "contains", value: "@example.com" }] } })).body;
+    const exported = await admin("POST", `/panels/${panel.id}/segments/${segment.id}/export`);
+    const job = async () => (await admin("GET", `/panels/${panel.id}/jobs/${exported.body.jobid}`)).body;
+    for (let i = 0; i < 100 && (await job()).status !== "completed"; i++) await new Promise((r) => setTimeout(r, 100));
+    const parts = JSON.parse((await textsOn(panelData, "SELECT parts FROM segment_exports WHERE id = ?", exported.body.jobid))[0]!) as Array<{ key: string }>;
+    expect(parts.length).toBeGreaterThan(0);
+    expect((await Promise.all(parts.map(async (p) => (await env.FILES.get(p.key))!.text()))).join("")).toContain(address);
+
+    const erasedAt = Date.now();
+    const erased = await eraseContact(env, { db: { db: panelData, buckets: null }, home: diesPreparing("SELECT parts FROM segment_exports"), others: [] }, panel.id, address, erasedAt, BY_ADMIN).catch((error: Error) => error.message);
+    expect(erased).toBe("the request died");
+    expect(await keysOn(panelData, panel.id)).toEqual(["bob.exported@example.com"]);
+    // An export requested once the request was long over (its contact gone) lists bob only: it stays.
+    const later = { id: "sxp_after_the_erasure", key: `exports/${panel.id}/after-the-erasure.csv` };
+    await env.FILES.put(later.key, "EMAIL\nbob.exported@example.com\n");
+    await panelData
+      .prepare("INSERT INTO segment_exports (id, panel_id, segment_id, columns, status, parts, created_at, updated_at) VALUES (?, ?, ?, '[\"EMAIL\"]', 'completed', ?, ?, ?)")
+      .bind(later.id, panel.id, segment.id, JSON.stringify([{ key: later.key, size: 31 }]), erasedAt + 6 * MINUTE, erasedAt + 6 * MINUTE)
+      .run();
+
+    await eraseArchivedEvents.run(env, erasedAt + 10 * MINUTE);
+    expect((await job()).status).toBe("failed");
+    for (const part of parts) expect(await env.FILES.head(part.key)).toBeNull();
+    await nothingNames(address);
+    expect(await textsOn(panelData, "SELECT status FROM segment_exports WHERE id = ?", later.id)).toEqual(["completed"]);
+    expect(await env.FILES.head(later.key)).not.toBeNull();
+    const erasureId = (await panelData.prepare("SELECT id FROM contact_erasures WHERE panel_id = ?").bind(panel.id).first<string>("id"))!;
+    expect(await erasedEntries(panel)).toEqual([expect.objectContaining({ actor: { kind: "admin_token" }, detail: { erasure_id: erasureId, written_by: "cron" } })]);
   });
 
   it("an unfinished erasure whose rerun fails (its panel fenced by a move's pause) is tried again next run; the shard's other erasures and archive rewrites go on", async () => {

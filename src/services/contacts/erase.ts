@@ -138,17 +138,27 @@ export async function eraseContact(env: Env, place: ErasurePlace, panelId: strin
   const recorded = new Map<ShardDb, ErasedMessage[]>();
   for (const shard of place.others) recorded.set(shard.db, await eraseContactRows(shard.db, shard.buckets, target, null, now));
   recorded.set(db, await eraseContactRows(db, place.db.buckets, target, erasure, now, [...recorded.values()].flat()));
-  // The contact is gone: a retry would find nothing (404), so the log says so now, before the
-  // steps after, and the cron writes it if the request dies first (auditErasures).
-  await auditErasure(home, db, erasure, by.finisher === "cron" ? { finished_by: "cron" } : {}, now);
   // A send under way may store its copy after the outbox was read above: the copies of the
   // messages just deleted go by id. The outbox keeps no copy of a message whose row it finds
   // gone (channels/email/outbox.ts), so none comes after this.
   await deleteErasedCopies(env.FILES, [home, ...others, db], panelId, contact.id, recorded);
-  const exportFiles = await withdrawExports(home, panelId, "withdrawn: a contact it lists or may list was erased; export the segment again", now);
-  for (let i = 0; i < exportFiles.length; i += 1000) await env.FILES.delete(exportFiles.slice(i, i + 1000));
+  // The contact is gone: a retry would find nothing (404), so the cron does what is left if the
+  // request dies here (sweepErasedCopies, finishErasureTail).
+  await finishErasureTail(env, home, db, erasure, by.finisher === "cron" ? { finished_by: "cron" } : {}, now, now);
   const { done, rewritten } = await rewriteArchive(env.FILES, db, erasure, PARTS_INLINE, now);
   return { ...erasure, state: done ? "done" : "archive", partsDone: rewritten, finishedAt: done ? now : null };
+}
+
+/**
+ * The erasure's last steps once the contact's rows are gone, each safe to repeat, by whichever
+ * path gets there (the request, its retry, the cron): the panel's segment exports requested by
+ * `exportsCreatedBy`, which may list the contact, are withdrawn and their files deleted, then the
+ * audit entry is written. Its entry written marks an erasure whose request went this far.
+ */
+async function finishErasureTail(env: Env, home: ShardDb, db: ShardDb, erasure: ContactErasure, detail: Record<string, unknown>, exportsCreatedBy: number, now: number): Promise<void> {
+  const exportFiles = await withdrawExports(home, erasure.panelId, "withdrawn: a contact it lists or may list was erased; export the segment again", exportsCreatedBy, now);
+  for (let i = 0; i < exportFiles.length; i += 1000) await env.FILES.delete(exportFiles.slice(i, i + 1000));
+  await auditErasure(home, db, erasure, detail, now);
 }
 
 /**
@@ -255,7 +265,7 @@ async function finishUnfinishedErasure(env: Env, db: ShardDb, index: number, era
       const target = { panelId: panel.id, contactId: erasure.contactId, uniqueids: erasure.owners.filter((o) => o.startsWith("u:")).map((o) => o.slice(2)), email: null, phone: null };
       const made = { ...erasure, state: "archive" as const };
       await eraseContactRows(db, panel.partitions.length ? bucketRangesOn(panel.partitions, index) : null, target, made, now);
-      await auditErasure(found.db, db, made, { finished_by: "cron" }, now);
+      await finishErasureTail(env, found.db, db, made, { finished_by: "cron" }, now, now);
     }
   }
   // Finished on another shard (the contact moved), or its panel is gone: this record goes.
@@ -275,7 +285,8 @@ async function auditErasures(env: Env, db: ShardDb, now: number): Promise<void> 
     try {
       const found = await findPanelHome(env, erasure.panelId);
       // A panel deleted since took its audit log with it.
-      if (found) await auditErasure(found.db, db, erasure, { written_by: "cron" }, now);
+      // Exports requested once its contact's rows were gone cannot list it: a request takes far less than ERASURE_UNDER_WAY_MS.
+      if (found) await finishErasureTail(env, found.db, db, erasure, { written_by: "cron" }, erasure.createdAt + ERASURE_UNDER_WAY_MS, now);
       else await erasureAudited(db, erasure.id, now);
     } catch (error) {
       console.error(`erasure ${erasure.id} of panel ${erasure.panelId}: audit entry not written this run`, error);
