@@ -119,6 +119,29 @@ describe("the panel by role", () => {
     assert.equal((await adminCall("GET", `/panels/${panelId}`)).api_mode, true);
   });
 
+  test("a viewer sees no enabled write on Attributes and activities", async () => {
+    const page = await signedIn("viewer@example.com", "viewer passphrase");
+    const before = {
+      attributes: (await adminCall("GET", `/panels/${panelId}/attributes`)).attributes.length,
+      activities: (await adminCall("GET", `/panels/${panelId}/activities`)).activities.length,
+    };
+
+    await open(page, "/data", "Attributes and activities");
+    await page.getByRole("table", { name: "Activities" }).getByRole("cell", { name: "Signed up", exact: true }).waitFor();
+    await page.getByText("Adding contact attributes needs the marketer role; you are a viewer in this panel.").waitFor();
+    await page.getByText("Defining activities needs the marketer role; you are a viewer in this panel.").waitFor();
+    await assertAbsent(page, "form", "New attribute");
+    await assertAbsent(page, "button", "Add attribute");
+    await assertAbsent(page, "form", "New activity");
+    await assertAbsent(page, "button", "Define activity");
+    await checkAccessibility(page, "data as a viewer");
+    await screenshot(page, "roles-viewer-data");
+
+    // Nothing the viewer saw could change anything.
+    assert.equal((await adminCall("GET", `/panels/${panelId}/attributes`)).attributes.length, before.attributes);
+    assert.equal((await adminCall("GET", `/panels/${panelId}/activities`)).activities.length, before.activities);
+  });
+
   test("a marketer opening /team gets the needs-owner page, not a form; owner-only key buttons are locked", async () => {
     const page = await signedIn("marketer@example.com", "marketer passphrase");
     assert.equal(await page.getByRole("navigation", { name: "Screens" }).getByRole("link", { name: "Team", exact: true }).count(), 0);
