@@ -121,7 +121,7 @@ describe("the panel by role", () => {
     assert.equal((await adminCall("GET", `/panels/${panelId}`)).api_mode, true);
   });
 
-  test("a viewer sees no enabled write on Attributes and activities, and Webhooks", async () => {
+  test("a viewer sees no enabled write on Attributes and activities, Webhooks and a journey's simulation", async () => {
     const page = await signedIn("viewer@example.com", "viewer passphrase");
     const before = {
       attributes: (await adminCall("GET", `/panels/${panelId}/attributes`)).attributes.length,
@@ -152,6 +152,9 @@ describe("the panel by role", () => {
     await assertAbsent(page, "button", "Save changes");
     await checkAccessibility(page, "webhook as a viewer");
     await screenshot(page, "roles-viewer-webhook");
+
+    await open(page, `/journeys/${journeyId}`, "Welcome");
+    await assertLocked(page, "Simulate", "marketer");
 
     // Nothing the viewer saw could change anything.
     assert.equal((await adminCall("GET", `/panels/${panelId}/attributes`)).attributes.length, before.attributes);
