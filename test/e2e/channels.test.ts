@@ -1,8 +1,8 @@
 // The Channels screen in Chromium, against the service started as `npm start` starts it: an owner
 // sets the SMS provider up (Twilio with a test account, as the SMS tests do; nothing is sent
 // here), sees it without its credential, makes an SMS template and previews it, lifts a stopped
-// number, and turns web push on and off; a refusal is shown next to the field it names. A viewer
-// sees no editing controls. Screenshots go to test-results/e2e/.
+// number, pages through the stop list, and turns web push on and off; a refusal is shown next to
+// the field it names. A viewer sees no editing controls. Screenshots go to test-results/e2e/.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Locator, Page } from "playwright-core";
@@ -183,6 +183,39 @@ describe("the Channels screen in Chromium", () => {
     await fcm.getByRole("button", { name: "Turn FCM on" }).click();
     assert.equal(await errorOf(fcm.getByLabel("Service account key file (JSON)")), "must be the service account key file's JSON object");
     assert.equal((await adminCall("GET", `/panels/${panelId}/push`)).fcm.sends, false);
+  });
+
+  test("the stop list pages 50 at a time from the Worker, newest first: Next shows the older numbers, Previous the first page again", async () => {
+    const panelId = service.printed["demo panel"]!;
+    // 55 numbers stopped one after another, each a lower number than the one before: the newest
+    // first is then the numbers in rising order, also for two stopped in the same millisecond
+    // (those the list orders by number).
+    const stopped = Array.from({ length: 55 }, (_, i) => `1415555${1000 + i}`);
+    for (const phone of stopped.toReversed()) await adminCall("PUT", `/panels/${panelId}/sms/suppressions/${phone}`);
+    const page = await openChannels(signInAsOwner(service));
+    const table = page.getByRole("table", { name: "Numbers SMS is not sent to, newest first" });
+    const pager = page.getByRole("navigation", { name: "Stopped numbers pages" });
+    const shownNumbers = () => table.getByRole("rowheader").allTextContents();
+
+    await table.getByRole("rowheader", { name: stopped[0], exact: true }).waitFor();
+    const firstPage = await shownNumbers();
+    assert.deepEqual(firstPage, stopped.slice(0, 50), "the newest 50, newest first");
+    assert.equal(await pager.getByRole("button", { name: "Previous" }).isDisabled(), true);
+
+    await pager.getByRole("button", { name: "Next" }).click();
+    await table.getByRole("rowheader", { name: stopped[50], exact: true }).waitFor();
+    const secondPage = await shownNumbers();
+    // Then any number an earlier test of this file stopped before these.
+    assert.deepEqual(secondPage.slice(0, 5), stopped.slice(50), "the 5 older ones, newest first");
+    assert.deepEqual(secondPage.filter((phone) => firstPage.includes(phone)), [], "none of the first page's");
+    assert.equal(await pager.getByRole("button", { name: "Next" }).isDisabled(), true, "the last page");
+    await checkAccessibility(page, "channels-sms-stops-page-2");
+    await screenshot(page, "channels-sms-stops-page-2");
+
+    await pager.getByRole("button", { name: "Previous" }).click();
+    await table.getByRole("rowheader", { name: stopped[0], exact: true }).waitFor();
+    assert.deepEqual(await shownNumbers(), firstPage);
+    assert.equal(await pager.getByRole("button", { name: "Previous" }).isDisabled(), true);
   });
 
   test("a viewer reads templates and previews them, with no editing controls and no provider settings", async () => {

@@ -12,6 +12,7 @@ let panelId = "";
 let listId = 0;
 let journeyId = "";
 let campaignId = "";
+let webhookId = "";
 
 serviceForThisFile({
   setUp: async () => {
@@ -40,6 +41,7 @@ serviceForThisFile({
       })
     ).id;
     await adminCall("POST", `/panels/${panelId}/campaigns/${campaignId}/test`, { email: "proof@example.com" });
+    webhookId = (await adminCall("POST", `/panels/${panelId}/webhooks`, { label: "Orders", url: "https://hooks.example.com/orders" })).id;
   },
 });
 
@@ -117,6 +119,47 @@ describe("the panel by role", () => {
     // Nothing the viewer saw could change anything.
     assert.equal((await adminCall("GET", `/panels/${panelId}/journeys/${journeyId}`)).status, "running");
     assert.equal((await adminCall("GET", `/panels/${panelId}`)).api_mode, true);
+  });
+
+  test("a viewer sees no enabled write on Attributes and activities, Webhooks and a journey's simulation", async () => {
+    const page = await signedIn("viewer@example.com", "viewer passphrase");
+    const before = {
+      attributes: (await adminCall("GET", `/panels/${panelId}/attributes`)).attributes.length,
+      activities: (await adminCall("GET", `/panels/${panelId}/activities`)).activities.length,
+    };
+
+    await open(page, "/data", "Attributes and activities");
+    await page.getByRole("table", { name: "Activities" }).getByRole("cell", { name: "Signed up", exact: true }).waitFor();
+    await page.getByText("Adding contact attributes needs the marketer role; you are a viewer in this panel.").waitFor();
+    await page.getByText("Defining activities needs the marketer role; you are a viewer in this panel.").waitFor();
+    await assertAbsent(page, "form", "New attribute");
+    await assertAbsent(page, "button", "Add attribute");
+    await assertAbsent(page, "form", "New activity");
+    await assertAbsent(page, "button", "Define activity");
+    await checkAccessibility(page, "data as a viewer");
+    await screenshot(page, "roles-viewer-data");
+
+    await open(page, "/webhooks", "Webhooks");
+    await page.getByRole("link", { name: "Orders", exact: true }).waitFor();
+    await page.getByText("Adding a webhook needs the marketer role; you are a viewer in this panel.").waitFor();
+    await assertAbsent(page, "form", "New webhook");
+    await assertAbsent(page, "button", "Create webhook");
+
+    await open(page, `/webhooks/${webhookId}`, "Orders");
+    await assertLocked(page, "Send test", "marketer");
+    await page.getByText("Changing the webhook's configuration needs the marketer role; you are a viewer in this panel.").waitFor();
+    await assertAbsent(page, "form", "Webhook configuration");
+    await assertAbsent(page, "button", "Save changes");
+    await checkAccessibility(page, "webhook as a viewer");
+    await screenshot(page, "roles-viewer-webhook");
+
+    await open(page, `/journeys/${journeyId}`, "Welcome");
+    await assertLocked(page, "Simulate", "marketer");
+
+    // Nothing the viewer saw could change anything.
+    assert.equal((await adminCall("GET", `/panels/${panelId}/attributes`)).attributes.length, before.attributes);
+    assert.equal((await adminCall("GET", `/panels/${panelId}/activities`)).activities.length, before.activities);
+    assert.equal((await adminCall("GET", `/panels/${panelId}/webhooks/${webhookId}`)).state, "configured");
   });
 
   test("a marketer opening /team gets the needs-owner page, not a form; owner-only key buttons are locked", async () => {

@@ -3,8 +3,9 @@ import { admin } from "../api";
 import type { ActivityParamType, ActivityView, AttributeType, AttributeView, DefineActivity, DefineAttribute } from "../../../src/domain/answers";
 import { PARAM_NAME_PATTERN } from "../../../src/domain/activity";
 import { DataTable } from "../components/data-table";
+import { IfAllowed } from "../components/role";
 import { Empty, ErrorNote, Field, formatTime, Screen, useLoad, useSubmit, unplacedFailure } from "../ui";
-import type { ScreenProps } from "../screen-props";
+import type { PanelRef, ScreenProps } from "../screen-props";
 
 const ATTRIBUTE_TYPES: AttributeType[] = ["string", "integer", "float", "date", "boolean"];
 type ScalarParamType = Extract<ActivityParamType, string>;
@@ -22,7 +23,8 @@ function describeParamType(type: ActivityParamType): string {
   return typeof type === "string" ? type : `array of {${Object.entries(type.of).map(([member, of]) => `${member}: ${of}`).join(", ")}}`;
 }
 
-function Attributes({ panelId }: { panelId: string }) {
+function Attributes({ panel }: { panel: PanelRef }) {
+  const panelId = panel.id;
   const { data, error, reload } = useLoad(() => admin<{ attributes: AttributeView[] }>("GET", panelId, "/attributes"), [panelId]);
   const [name, setName] = useState("");
   const [type, setType] = useState<AttributeType>("string");
@@ -42,21 +44,23 @@ function Attributes({ panelId }: { panelId: string }) {
       <h2 id="attributes-heading">Contact attributes</h2>
       <p className="muted">Names are stored upper-case. A type is fixed once set, so stored values keep one type.</p>
       <ErrorNote error={error ?? unplacedFailure(failure, fields, ["name", "type"])} />
-      <form className="card row" onSubmit={add} aria-label="New attribute">
-        <Field label="Attribute name" hint="A letter, then letters, digits or _" error={fields.name}>
-          {(props) => <input {...props} required value={name} onChange={(e) => setName(e.target.value)} />}
-        </Field>
-        <Field label="Attribute type" error={fields.type}>
-          {(props) => (
-            <select {...props} value={type} onChange={(e) => setType(e.target.value as AttributeType)}>
-              {ATTRIBUTE_TYPES.map((t) => (
-                <option key={t}>{t}</option>
-              ))}
-            </select>
-          )}
-        </Field>
-        <button type="submit">Add attribute</button>
-      </form>
+      <IfAllowed panel={panel} work="audience" what="Adding contact attributes">
+        <form className="card row" onSubmit={add} aria-label="New attribute">
+          <Field label="Attribute name" hint="A letter, then letters, digits or _" error={fields.name}>
+            {(props) => <input {...props} required value={name} onChange={(e) => setName(e.target.value)} />}
+          </Field>
+          <Field label="Attribute type" error={fields.type}>
+            {(props) => (
+              <select {...props} value={type} onChange={(e) => setType(e.target.value as AttributeType)}>
+                {ATTRIBUTE_TYPES.map((t) => (
+                  <option key={t}>{t}</option>
+                ))}
+              </select>
+            )}
+          </Field>
+          <button type="submit">Add attribute</button>
+        </form>
+      </IfAllowed>
       <DataTable
         caption="Contact attributes"
         rows={data?.attributes}
@@ -117,7 +121,8 @@ function MemberRows({ param, index, errors, onChange }: { param: ParamRow; index
   );
 }
 
-function Activities({ panelId }: { panelId: string }) {
+function Activities({ panel }: { panel: PanelRef }) {
+  const panelId = panel.id;
   const { data, error, reload } = useLoad(() => admin<{ activities: ActivityView[] }>("GET", panelId, "/activities"), [panelId]);
   const [name, setName] = useState("");
   const [params, setParams] = useState<ParamRow[]>([newParam()]);
@@ -142,39 +147,41 @@ function Activities({ panelId }: { panelId: string }) {
         products), each an object whose members have types.
       </p>
       <ErrorNote error={error ?? unplacedFailure(failure, fields, (field) => field === "name" || params.some((param) => field === `params.${param.name.trim()}`))} />
-      <form className="card" onSubmit={define} aria-label="New activity">
-        <Field label="Activity name" error={fields.name}>
-          {(props) => <input {...props} required value={name} onChange={(e) => setName(e.target.value)} />}
-        </Field>
-        <fieldset>
-          <legend>Parameters</legend>
-          {params.map((param, index) => (
-            <div key={index}>
-              <div className="row">
-                <Field label={`Parameter ${index + 1} name`} error={fields[`params.${param.name.trim()}`]}>
-                  {(props) => <input {...props} value={param.name} onChange={(e) => setParam(index, { name: e.target.value })} />}
-                </Field>
-                <Field label={`Parameter ${index + 1} type`}>
-                  {(props) => (
-                    <select {...props} value={param.type} onChange={(e) => setParam(index, { type: e.target.value as ParamKind })}>
-                      {PARAM_KINDS.map((t) => (
-                        <option key={t} value={t}>
-                          {t === "array" ? "array of items" : t}
-                        </option>
-                      ))}
-                    </select>
-                  )}
-                </Field>
+      <IfAllowed panel={panel} work="audience" what="Defining activities">
+        <form className="card" onSubmit={define} aria-label="New activity">
+          <Field label="Activity name" error={fields.name}>
+            {(props) => <input {...props} required value={name} onChange={(e) => setName(e.target.value)} />}
+          </Field>
+          <fieldset>
+            <legend>Parameters</legend>
+            {params.map((param, index) => (
+              <div key={index}>
+                <div className="row">
+                  <Field label={`Parameter ${index + 1} name`} error={fields[`params.${param.name.trim()}`]}>
+                    {(props) => <input {...props} value={param.name} onChange={(e) => setParam(index, { name: e.target.value })} />}
+                  </Field>
+                  <Field label={`Parameter ${index + 1} type`}>
+                    {(props) => (
+                      <select {...props} value={param.type} onChange={(e) => setParam(index, { type: e.target.value as ParamKind })}>
+                        {PARAM_KINDS.map((t) => (
+                          <option key={t} value={t}>
+                            {t === "array" ? "array of items" : t}
+                          </option>
+                        ))}
+                      </select>
+                    )}
+                  </Field>
+                </div>
+                {param.type === "array" && <MemberRows param={param} index={index} errors={fields} onChange={(members) => setParam(index, { members })} />}
               </div>
-              {param.type === "array" && <MemberRows param={param} index={index} errors={fields} onChange={(members) => setParam(index, { members })} />}
-            </div>
-          ))}
-          <button type="button" className="secondary" onClick={() => setParams((rows) => [...rows, newParam()])}>
-            Add a parameter
-          </button>
-        </fieldset>
-        <button type="submit">Define activity</button>
-      </form>
+            ))}
+            <button type="button" className="secondary" onClick={() => setParams((rows) => [...rows, newParam()])}>
+              Add a parameter
+            </button>
+          </fieldset>
+          <button type="submit">Define activity</button>
+        </form>
+      </IfAllowed>
       <DataTable
         caption="Activities"
         rows={data?.activities}
@@ -201,8 +208,8 @@ function Activities({ panelId }: { panelId: string }) {
 export function Data({ panel }: ScreenProps) {
   return (
     <Screen title="Attributes and activities">
-      <Attributes panelId={panel.id} />
-      <Activities panelId={panel.id} />
+      <Attributes panel={panel} />
+      <Activities panel={panel} />
     </Screen>
   );
 }

@@ -23,7 +23,7 @@ import { DataTable, PAGE_SIZE } from "../components/data-table";
 import { Empty, ErrorNote, failureOf, formatTime, Loading, Screen, useEvery, useLoad } from "../ui";
 import { useConfirm } from "../components/confirm-dialog";
 import { lockFor, may, RoleNote } from "../components/role";
-import type { ScreenProps } from "../screen-props";
+import type { PanelRef, ScreenProps } from "../screen-props";
 
 /** The trigger's node id on the canvas (journey-builder/model.ts, not imported: it would pull the canvas into this chunk). */
 const TRIGGER_NODE = "@trigger";
@@ -202,7 +202,7 @@ export function Journey({ panel, params }: ScreenProps) {
       <ErrorNote error={failure} />
       <h2>Canvas</h2>
       {/* A version made by promoting a split's winner is drawn afresh. */}
-      <JourneyCanvas key={`${data.id}:${Math.min(data.version, promoted)}`} panelId={panel.id} journey={data} reload={reload} editable={may(panel, "journeys")} />
+      <JourneyCanvas key={`${data.id}:${Math.min(data.version, promoted)}`} panel={panel} journey={data} reload={reload} />
       <JourneyReport panelId={panel.id} journeyId={data.id} />
       {data.steps.some((s) => s.type === "split") && <SplitResults
           panelId={panel.id}
@@ -228,7 +228,9 @@ export function Journey({ panel, params }: ScreenProps) {
 
 /** A year of figures per node for the canvas, from the journey report's aggregates, read again while the page is open. */
 /** A saved journey on the canvas: saved as a draft or a new version, started from it while a draft, with live figures per node. */
-function JourneyCanvas({ panelId, journey, reload, editable }: { panelId: string; journey: JourneyView; reload: () => void; editable: boolean }) {
+function JourneyCanvas({ panel, journey, reload }: { panel: PanelRef; journey: JourneyView; reload: () => void }) {
+  const panelId = panel.id;
+  const editable = may(panel, "journeys");
   const path = journeyPath(journey.id);
   const live = useNodeCounters(panelId, journey);
   const [simulated, setSimulated] = useState<Map<string, NodeCounters>>();
@@ -239,7 +241,7 @@ function JourneyCanvas({ panelId, journey, reload, editable }: { panelId: string
   };
   return (
     <Suspense fallback={<Loading />}>
-      <Simulation panelId={panelId} journey={journey} editable={editable} onFigures={setSimulated} />
+      <Simulation panelId={panelId} journey={journey} locked={lockFor(panel, "journeys")} onFigures={setSimulated} />
       <JourneyBuilder
         panelId={panelId}
         name={journey.name}
@@ -306,7 +308,7 @@ function simulatedCounters(result: JourneySimulationResult): Map<string, NodeCou
  * nothing sent (decision 0048), shows its progress, then its figures on the canvas in place of
  * the live ones, messages per channel and a sample message and webhook call.
  */
-function Simulation({ panelId, journey, editable, onFigures }: { panelId: string; journey: JourneyView; editable: boolean; onFigures: (figures: Map<string, NodeCounters> | undefined) => void }) {
+function Simulation({ panelId, journey, locked, onFigures }: { panelId: string; journey: JourneyView; locked: ReturnType<typeof lockFor>; onFigures: (figures: Map<string, NodeCounters> | undefined) => void }) {
   const path = `${journeyPath(journey.id)}/simulations`;
   const [days, setDays] = useState("7");
   const [failure, setFailure] = useState<string>();
@@ -357,7 +359,7 @@ function Simulation({ panelId, journey, editable, onFigures }: { panelId: string
           Days{" "}
           <input type="number" min={1} max={30} value={days} onChange={(e) => setDays(e.target.value)} aria-label="Days to simulate" style={{ width: "5em" }} />
         </label>
-        <button type="button" disabled={running || !editable} onClick={start}>
+        <button type="button" disabled={running} {...locked} onClick={start}>
           Simulate
         </button>
         {result && (

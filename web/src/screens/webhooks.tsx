@@ -13,7 +13,7 @@ import type {
 } from "../../../src/domain/answers";
 import { DataTable, PAGE_SIZE } from "../components/data-table";
 import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Screen, useLoad, unplacedFailure } from "../ui";
-import { IfAllowed, may } from "../components/role";
+import { IfAllowed, lockFor } from "../components/role";
 import type { ScreenProps } from "../screen-props";
 
 const path = (id: string, rest = "") => `/webhooks/${encodeURIComponent(id)}${rest}`;
@@ -218,7 +218,9 @@ export function Webhooks({ panel }: ScreenProps) {
         ]}
       />
       <h2>Add a webhook</h2>
-      <WebhookForm submitLabel="Create webhook" onSubmit={create} />
+      <IfAllowed panel={panel} work="webhooks" what="Adding a webhook">
+        <WebhookForm submitLabel="Create webhook" onSubmit={create} />
+      </IfAllowed>
     </Screen>
   );
 }
@@ -406,7 +408,7 @@ export function Webhook({ panel, params }: ScreenProps) {
   const [answer, setAnswer] = useState<WebhookTestAnswer>();
   const [failure, setFailure] = useState<string>();
   const [busy, setBusy] = useState(false);
-  const writable = may(panel, "webhooks");
+  const locked = lockFor(panel, "webhooks");
 
   const act = async (action: "test" | "enable") => {
     setBusy(true);
@@ -460,11 +462,11 @@ export function Webhook({ panel, params }: ScreenProps) {
         </dd>
       </dl>
       <div className="row">
-        <button type="button" disabled={busy || !writable} onClick={() => act("test")}>
+        <button type="button" disabled={busy} {...locked} onClick={() => act("test")}>
           Send test
         </button>
         {data.state === "disabled" && (
-          <button type="button" disabled={busy || !writable} onClick={() => act("enable")}>
+          <button type="button" disabled={busy} {...locked} onClick={() => act("enable")}>
             Enable webhook
           </button>
         )}
@@ -479,7 +481,9 @@ export function Webhook({ panel, params }: ScreenProps) {
         <Replays panelId={panel.id} webhookId={id} />
       </IfAllowed>
       <h2>Configuration</h2>
-      <WebhookForm webhook={data} submitLabel="Save changes" onSubmit={save} />
+      <IfAllowed panel={panel} work="webhooks" what="Changing the webhook's configuration">
+        <WebhookForm webhook={data} submitLabel="Save changes" onSubmit={save} />
+      </IfAllowed>
     </Screen>
   );
 }
