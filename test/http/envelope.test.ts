@@ -34,6 +34,18 @@ describe("the apiv2 envelope", () => {
     expect(response.status).toBe(200);
   });
 
+  it("reads a browser's multipart body: its boundary is mixed case (FormData from jQuery's $.ajax or fetch)", async () => {
+    const panel = await createPanel();
+    // $.ajax({ url, type: "POST", data: new FormData(form), processData: false, contentType: false }) in Chrome.
+    const boundary = "----WebKitFormBoundary7MA4YWxkTrZu0gW";
+    const fields = { type: "contact", activity: "add", apikey: panel.apiKey, data: JSON.stringify({ EMAIL: "form@example.com", NAME: "Ada" }) };
+    const body =
+      Object.entries(fields).map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`).join("") + `--${boundary}--\r\n`;
+    const response = await call("/apiv2", { method: "POST", headers: { "content-type": `multipart/form-data; boundary=${boundary}` }, body });
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { contact: unknown }).contact).toEqual({ EMAIL: "form@example.com", NAME: "Ada" });
+  });
+
   it("404 names an unknown version, type or activity; activity is case sensitive", async () => {
     const panel = await createPanel();
     const version = await call("/apiv3?type=contact&activity=add");

@@ -202,11 +202,13 @@ export async function readBodyParams(request: Request, limit = MAX_BODY_BYTES): 
   if (request.method === "GET" || request.method === "HEAD") return {};
   const bytes = await readBodyBytes(request, limit);
   if (bytes.byteLength === 0) return {};
-  const contentType = (request.headers.get("content-type") ?? "").toLowerCase();
+  const givenType = request.headers.get("content-type") ?? "";
+  const contentType = givenType.toLowerCase();
   if (contentType.startsWith("multipart/form-data")) {
     let params: Params;
     try {
-      const form = await new Response(bytes, { headers: { "content-type": contentType } }).formData();
+      // As sent, not lower-cased: the boundary is case sensitive (a browser's FormData writes `----WebKitFormBoundary7MA4…`).
+      const form = await new Response(bytes, { headers: { "content-type": givenType } }).formData();
       params = await fromFormData(form);
     } catch {
       throw badRequest("The multipart body could not be read", [{ field: "body", message: "is not valid multipart/form-data" }]);
