@@ -46,6 +46,20 @@ describe("the apiv2 envelope", () => {
     expect(((await response.json()) as { contact: unknown }).contact).toEqual({ EMAIL: "form@example.com", NAME: "Ada" });
   });
 
+  it(".NET's HttpClient multipart body: part names without quotes, each part with its own content type, the boundary quoted", async () => {
+    const panel = await createPanel();
+    // var form = new MultipartFormDataContent { { new StringContent("contact"), "type" }, ... }; await client.PostAsync(url, form);
+    const boundary = "0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b";
+    const fields = { type: "contact", activity: "add", apikey: panel.apiKey, data: JSON.stringify({ EMAIL: "dotnet@example.com", CITY: "Pune" }) };
+    const body =
+      Object.entries(fields)
+        .map(([name, value]) => `--${boundary}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Disposition: form-data; name=${name}\r\n\r\n${value}\r\n`)
+        .join("") + `--${boundary}--\r\n`;
+    const response = await call("/apiv2", { method: "POST", headers: { "content-type": `multipart/form-data; boundary="${boundary}"` }, body });
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { contact: unknown }).contact).toEqual({ EMAIL: "dotnet@example.com", CITY: "Pune" });
+  });
+
   it("404 names an unknown version, type or activity; activity is case sensitive", async () => {
     const panel = await createPanel();
     const version = await call("/apiv3?type=contact&activity=add");

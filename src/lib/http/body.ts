@@ -1,6 +1,7 @@
 import { readAtMost } from "../bytes";
 import { findInJson, jsonFieldName, parseCallerJson } from "../json";
 import { ApiError, badRequest, invalidField } from "./errors";
+import { multipartBoundary, MultipartError, multipartFields } from "./multipart";
 
 /** Largest request body the API reads, in bytes; larger bodies are answered 413 unread. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -173,9 +174,16 @@ function fromFormText(text: string): Params {
   return params.done();
 }
 
-async function fromFormData(form: FormData): Promise<Params> {
+/** A multipart body's fields as parameters (see FormParams); a file part's value is its text. */
+function fromMultipart(bytes: Uint8Array, boundary: string | null): Params {
   const params = new FormParams();
-  for (const [key, value] of form) params.add(key, typeof value === "string" ? value : await value.text());
+  try {
+    if (boundary === null) throw new MultipartError("no boundary");
+    for (const [name, value] of multipartFields(bytes, boundary)) params.add(name, lenientDecoder.decode(value));
+  } catch (error) {
+    if (!(error instanceof MultipartError)) throw error;
+    throw badRequest("The multipart body could not be read", [{ field: "body", message: "is not valid multipart/form-data" }]);
+  }
   return params.done();
 }
 
@@ -205,14 +213,8 @@ export async function readBodyParams(request: Request, limit = MAX_BODY_BYTES): 
   const givenType = request.headers.get("content-type") ?? "";
   const contentType = givenType.toLowerCase();
   if (contentType.startsWith("multipart/form-data")) {
-    let params: Params;
-    try {
-      // As sent, not lower-cased: the boundary is case sensitive (a browser's FormData writes `----WebKitFormBoundary7MA4…`).
-      const form = await new Response(bytes, { headers: { "content-type": givenType } }).formData();
-      params = await fromFormData(form);
-    } catch {
-      throw badRequest("The multipart body could not be read", [{ field: "body", message: "is not valid multipart/form-data" }]);
-    }
+    // The boundary as sent, in its case (a browser's FormData writes `----WebKitFormBoundary7MA4…`).
+    const params = fromMultipart(bytes, multipartBoundary(givenType));
     bodyText(bytes, () => paramWithReplacement(params));
     return params;
   }
