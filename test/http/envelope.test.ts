@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { defineActivity } from "../support/activity";
 import { call, createPanel, envelope } from "../support/helpers";
 import { MAX_BODY_BYTES } from "../../src/lib/http/body";
 
@@ -109,6 +110,32 @@ describe("the apiv2 envelope", () => {
   it("refuses other methods with 405", async () => {
     const response = await call("/apiv2?type=lists&activity=getall", { method: "DELETE" });
     expect(response.status).toBe(405);
+  });
+
+  it("a path with a doubled slash (a base URL ending in / joined to /apiv2) is the API's path, as servers merging slashes answer it", async () => {
+    const panel = await createPanel();
+    await defineActivity(panel, "viewed");
+    // BASE_URL = "https://api.example.com/"; requests.get(BASE_URL + "/apiv2", params=...)
+    const lists = await call(`//apiv2?type=lists&activity=getall&apikey=${panel.apiKey}`);
+    expect(lists.status).toBe(200);
+    expect(await lists.json()).toMatchObject({ result: "Success", lists: [] });
+    const upload = await call("//v1/activity/upload", {
+      method: "POST",
+      headers: { authorization: `Bearer ${panel.apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify([{ activity_name: "viewed", identity: "slash@example.com" }]),
+    });
+    expect(upload.status).toBe(200);
+    expect(await upload.json()).toMatchObject({ result: "Success", recorded: 1 });
+    const single = await call(`/v1//activity/singleactivity/${panel.clientId}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ activityid: 1, identity: "slash@example.com" }),
+    });
+    expect(single.status).toBe(200);
+    // Still unknown when merged: the envelope's 404, naming the path as merged.
+    const unknown = await call("//v1//activity/uploads", { method: "POST" });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({ result: "Failed", message: "path: no route POST /v1/activity/uploads" });
   });
 
   it("unknown paths are 404 JSON", async () => {
