@@ -1,5 +1,6 @@
 import type { IRequest } from "itty-router";
 import { csvRecordGroups, isBlankRecord, NOT_UTF8, NOT_UTF8_REASON, headerFormatProblem, type CsvRecord } from "../domain/csv";
+import { decodedBody } from "../lib/http/body";
 import { invalidField } from "../lib/http/errors";
 import { multipartBoundary, MultipartError, multipartFileBytes } from "../lib/http/multipart";
 import { newRequestId } from "../lib/http/respond";
@@ -83,7 +84,8 @@ export async function handleActivityCsv(request: IRequest, env: Env, exec: Execu
     const catalog = await catalogForClient(request, env);
     const key = idempotencyKey(request);
     const boundary = multipartBoundary(request.headers.get("content-type"));
-    if (boundary === null || !request.body) throw invalidField("data", "is required: send multipart/form-data with the CSV file in the field data (or file)");
+    const body = decodedBody(request);
+    if (boundary === null || !body) throw invalidField("data", "is required: send multipart/form-data with the CSV file in the field data (or file)");
     if (Number(request.headers.get("content-length") ?? "NaN") > MAX_CSV_BODY_BYTES) {
       throw invalidField("data", `must be a file of at most ${MAX_CSV_BYTES} bytes`, 413);
     }
@@ -92,7 +94,7 @@ export async function handleActivityCsv(request: IRequest, env: Env, exec: Execu
     let lines = 0;
     let rows = 0;
     try {
-      const file = atMostCsvBytes(multipartFileBytes(request.body, boundary, FILE_FIELDS));
+      const file = atMostCsvBytes(multipartFileBytes(body, boundary, FILE_FIELDS));
       for await (const records of csvRecordGroups(file, GROUP_ROWS, MAX_CSV_BYTES)) {
         const items: unknown[] = [];
         const indexes: number[] = [];

@@ -165,7 +165,8 @@ export async function routeRequest(request: Request, env: Env, exec: ExecutionCo
   const started = Date.now();
   const requestId = newRequestId();
   const observation: Observation = { requestId, traceparent: traceparentFor(request.headers.get("traceparent"), requestId) };
-  const url = new URL(request.url);
+  let url = new URL(request.url);
+  if (url.pathname.includes("//")) ({ request, url } = withSlashesMerged(request, url));
   const path = url.pathname;
   // Counting D1 statements costs a wrapper object per statement: only where the line is written.
   const logging = logLinesOn(env);
@@ -190,6 +191,19 @@ export async function routeRequest(request: Request, env: Env, exec: ExecutionCo
   });
   metrics(env).request(route, request.method, response.status, durationMs);
   return response;
+}
+
+/**
+ * A public API call whose path repeats a slash (`https://host//apiv2`: a base URL ending in `/`
+ * joined to `/apiv2`, `…/v1//activity/upload`) goes to the path with single slashes, as servers
+ * that merge slashes (nginx's default) answered it. Other paths are left as they came.
+ */
+function withSlashesMerged(request: Request, url: URL): { request: Request; url: URL } {
+  const merged = url.pathname.replace(/\/{2,}/g, "/");
+  if (!isPublicApiPath(merged)) return { request, url };
+  const mergedUrl = new URL(url);
+  mergedUrl.pathname = merged;
+  return { request: new Request(mergedUrl, request), url: mergedUrl };
 }
 
 /** A call answered by its route without the router's walk: the route's pattern (for the log line) and its run. */

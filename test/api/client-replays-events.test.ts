@@ -238,6 +238,24 @@ describe("CSV batch activity (CONTRACT 10)", () => {
     ]);
   });
 
+  it(".NET's HttpClient: MultipartFormDataContent writes the part's name and file name without quotes, the boundary quoted", async () => {
+    const { panel } = await shopPanel();
+    // using var form = new MultipartFormDataContent(); form.Add(new StringContent(csv), "data", "events.csv");
+    const boundary = "7d1f5c2a-3b4e-4f60-8a91-b2c3d4e5f607";
+    const csv = "activity_name,identity,order_id\r\ncheckout,ada@example.com,SO-9\r\n";
+    const body =
+      `--${boundary}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Disposition: form-data; name=data; filename=events.csv; filename*=utf-8''events.csv\r\n\r\n` +
+      `${csv}\r\n--${boundary}--\r\n`;
+    const answered = await call(`/v1/activity/batchactivity/${encodeURIComponent(panel.clientId)}`, {
+      method: "POST",
+      headers: { "content-type": `multipart/form-data; boundary="${boundary}"`, authorization: `Bearer ${panel.apiKey}` },
+      body,
+    }).then(json);
+    expect(answered.status).toBe(200);
+    expect(answered.body).toMatchObject({ result: "Success", recorded: 1, rejected: 0 });
+    expect((await storedEvents(panel.id)).map((e) => [e.identity, e.params])).toEqual([["ada@example.com", { order_id: "SO-9" }]]);
+  });
+
   it("field file, activityid columns and uniqueid; an Idempotency-Key makes a repeated upload store nothing twice", async () => {
     const { panel, checkout } = await shopPanel();
     const csv = `\uFEFFactivityid,uniqueid,f^total\n${checkout},visitor-1,3\n${checkout},visitor-2,4\n`;

@@ -160,3 +160,55 @@ describe("invalid UTF-8 is refused with a 400 naming the field, whatever carries
     expect(((await event.json()) as any).errors).toEqual([utf8Error("activity_params.s^name")]);
   });
 });
+
+describe("compressed request bodies (Content-Encoding) are read as what they hold", () => {
+  const gzip = async (text: string, format: "gzip" | "deflate" = "gzip") =>
+    new Uint8Array(await new Response(new Response(text).body!.pipeThrough(new CompressionStream(format))).arrayBuffer());
+
+  it("an SDK's gzipped upload, envelope call and CSV batch; deflate too", async () => {
+    const panel = await createPanel();
+    await defineActivity(panel, "viewed", { name: "string" });
+    // OkHttp's GzipRequestInterceptor, or requests.post(url, data=gzip.compress(body), headers={"Content-Encoding": "gzip"}).
+    const upload = await call("/v1/activity/upload", {
+      method: "POST",
+      headers: { authorization: `Bearer ${panel.apiKey}`, "content-type": "application/json", "content-encoding": "gzip" },
+      body: await gzip(JSON.stringify([{ activity_name: "viewed", identity: "gz@example.com", activity_params: { name: "Kettle" } }])),
+    });
+    expect(upload.status).toBe(200);
+    expect(await upload.json()).toMatchObject({ result: "Success", recorded: 1 });
+
+    const added = await call(`/apiv2?type=contact&activity=add&apikey=${panel.apiKey}`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", "content-encoding": "deflate" },
+      body: await gzip(`data=${encodeURIComponent(JSON.stringify({ EMAIL: "deflate@example.com", NAME: "Ada" }))}`, "deflate"),
+    });
+    expect(added.status).toBe(200);
+    expect(((await added.json()) as any).contact).toEqual({ EMAIL: "deflate@example.com", NAME: "Ada" });
+
+    const boundary = "c0ffee";
+    const csv = `--${boundary}\r\nContent-Disposition: form-data; name="data"; filename="e.csv"\r\n\r\nactivity_name,identity,name\r\nviewed,csv@example.com,Pot\r\n--${boundary}--\r\n`;
+    const batch = await call(`/v1/activity/batchactivity/${panel.clientId}`, {
+      method: "POST",
+      headers: { "content-type": `multipart/form-data; boundary=${boundary}`, "content-encoding": "gzip" },
+      body: await gzip(csv),
+    });
+    expect(batch.status).toBe(200);
+    expect(await batch.json()).toMatchObject({ result: "Success", recorded: 1 });
+  });
+
+  it("bytes that are not what their coding says: 400; a coding it cannot decode: 415; decoded past the limit: 413", async () => {
+    const panel = await createPanel();
+    const before = await panelSnapshot(panel.id);
+    const url = `/apiv2?type=lists&activity=add&apikey=${panel.apiKey}`;
+    const notGzip = await call(url, { method: "POST", headers: { "content-type": "application/json", "content-encoding": "gzip" }, body: '{"listname":"Plain"}' });
+    expect(notGzip.status).toBe(400);
+    expect(((await notGzip.json()) as any).errors).toEqual([{ field: "body", message: "is not valid gzip data, as its Content-Encoding says" }]);
+    const brotli = await call(url, { method: "POST", headers: { "content-type": "application/json", "content-encoding": "br" }, body: "\x0b\x02\x80" });
+    expect(brotli.status).toBe(415);
+    expect(((await brotli.json()) as any).errors).toEqual([{ field: "Content-Encoding", message: "must be gzip or deflate (or none), not br" }]);
+    // A few KB that inflate past 1 MiB are refused as the body they are.
+    const bomb = await call(url, { method: "POST", headers: { "content-type": "application/json", "content-encoding": "gzip" }, body: await gzip(`{"listname":"${"x".repeat(2 * 1024 * 1024)}"}`) });
+    expect(bomb.status).toBe(413);
+    expect(await panelSnapshot(panel.id)).toBe(before);
+  });
+});

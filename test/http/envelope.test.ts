@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { defineActivity } from "../support/activity";
 import { call, createPanel, envelope } from "../support/helpers";
 import { MAX_BODY_BYTES } from "../../src/lib/http/body";
 
@@ -32,6 +33,32 @@ describe("the apiv2 envelope", () => {
     const body = new URLSearchParams({ type: "lists", activity: "add", apikey: panel.apiKey, listname: "Curl" }).toString();
     const response = await call("/apiv2", { method: "POST", body, headers: { "content-type": "" } });
     expect(response.status).toBe(200);
+  });
+
+  it("reads a browser's multipart body: its boundary is mixed case (FormData from jQuery's $.ajax or fetch)", async () => {
+    const panel = await createPanel();
+    // $.ajax({ url, type: "POST", data: new FormData(form), processData: false, contentType: false }) in Chrome.
+    const boundary = "----WebKitFormBoundary7MA4YWxkTrZu0gW";
+    const fields = { type: "contact", activity: "add", apikey: panel.apiKey, data: JSON.stringify({ EMAIL: "form@example.com", NAME: "Ada" }) };
+    const body =
+      Object.entries(fields).map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`).join("") + `--${boundary}--\r\n`;
+    const response = await call("/apiv2", { method: "POST", headers: { "content-type": `multipart/form-data; boundary=${boundary}` }, body });
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { contact: unknown }).contact).toEqual({ EMAIL: "form@example.com", NAME: "Ada" });
+  });
+
+  it(".NET's HttpClient multipart body: part names without quotes, each part with its own content type, the boundary quoted", async () => {
+    const panel = await createPanel();
+    // var form = new MultipartFormDataContent { { new StringContent("contact"), "type" }, ... }; await client.PostAsync(url, form);
+    const boundary = "0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b";
+    const fields = { type: "contact", activity: "add", apikey: panel.apiKey, data: JSON.stringify({ EMAIL: "dotnet@example.com", CITY: "Pune" }) };
+    const body =
+      Object.entries(fields)
+        .map(([name, value]) => `--${boundary}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Disposition: form-data; name=${name}\r\n\r\n${value}\r\n`)
+        .join("") + `--${boundary}--\r\n`;
+    const response = await call("/apiv2", { method: "POST", headers: { "content-type": `multipart/form-data; boundary="${boundary}"` }, body });
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { contact: unknown }).contact).toEqual({ EMAIL: "dotnet@example.com", CITY: "Pune" });
   });
 
   it("404 names an unknown version, type or activity; activity is case sensitive", async () => {
@@ -83,6 +110,32 @@ describe("the apiv2 envelope", () => {
   it("refuses other methods with 405", async () => {
     const response = await call("/apiv2?type=lists&activity=getall", { method: "DELETE" });
     expect(response.status).toBe(405);
+  });
+
+  it("a path with a doubled slash (a base URL ending in / joined to /apiv2) is the API's path, as servers merging slashes answer it", async () => {
+    const panel = await createPanel();
+    await defineActivity(panel, "viewed");
+    // BASE_URL = "https://api.example.com/"; requests.get(BASE_URL + "/apiv2", params=...)
+    const lists = await call(`//apiv2?type=lists&activity=getall&apikey=${panel.apiKey}`);
+    expect(lists.status).toBe(200);
+    expect(await lists.json()).toMatchObject({ result: "Success", lists: [] });
+    const upload = await call("//v1/activity/upload", {
+      method: "POST",
+      headers: { authorization: `Bearer ${panel.apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify([{ activity_name: "viewed", identity: "slash@example.com" }]),
+    });
+    expect(upload.status).toBe(200);
+    expect(await upload.json()).toMatchObject({ result: "Success", recorded: 1 });
+    const single = await call(`/v1//activity/singleactivity/${panel.clientId}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ activityid: 1, identity: "slash@example.com" }),
+    });
+    expect(single.status).toBe(200);
+    // Still unknown when merged: the envelope's 404, naming the path as merged.
+    const unknown = await call("//v1//activity/uploads", { method: "POST" });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({ result: "Failed", message: "path: no route POST /v1/activity/uploads" });
   });
 
   it("unknown paths are 404 JSON", async () => {

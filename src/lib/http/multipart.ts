@@ -31,11 +31,14 @@ function indexOfBytes(haystack: Uint8Array, needle: Uint8Array, from: number): n
   return -1;
 }
 
-/** The `name` of a part's Content-Disposition, from its header text. */
+/**
+ * The `name` of a part's Content-Disposition, from its header text: quoted, or a bare token as
+ * .NET's MultipartFormDataContent writes it (`form-data; name=data; filename=events.csv`).
+ */
 function partName(headers: string): string | undefined {
   const disposition = headers.split("\r\n").find((line) => /^content-disposition\s*:/i.test(line));
-  const match = disposition && /;\s*name="([^"]*)"/i.exec(disposition);
-  return match ? match[1] : undefined;
+  const match = disposition && /;\s*name=(?:"([^"]*)"|([^\s;"]+))/i.exec(disposition);
+  return match ? (match[1] ?? match[2]) : undefined;
 }
 
 /**
@@ -100,5 +103,34 @@ export async function* multipartFileBytes(body: ReadableStream<Uint8Array>, boun
     throw new MultipartError(`the body holds no part named ${names.join(" or ")}`);
   } finally {
     reader.releaseLock();
+  }
+}
+
+/**
+ * Every field of a whole multipart/form-data body held in memory (the envelope's, at most 1 MiB),
+ * in the body's order: each part's name and bytes. The runtime's formData() refuses a name
+ * without quotes, which .NET's HttpClient writes. Throws MultipartError when the body is not
+ * well-formed or a part has no name.
+ */
+export function multipartFields(bytes: Uint8Array, boundary: string): Array<[name: string, value: Uint8Array]> {
+  const encoder = new TextEncoder();
+  const delimiter = encoder.encode(`\r\n--${boundary}`);
+  // Every delimiter but the first follows a CRLF: the body is read as if it began with one.
+  const body = concatBytes(encoder.encode("\r\n"), bytes);
+  let at = indexOfBytes(body, delimiter, 0);
+  if (at === -1) throw new MultipartError("the body holds no part");
+  const fields: Array<[string, Uint8Array]> = [];
+  for (;;) {
+    const start = at + delimiter.length;
+    // After a delimiter: `--` ends the body, else the part's headers up to a blank line.
+    if (body[start] === 45 && body[start + 1] === 45) return fields;
+    const headersEnd = indexOfBytes(body, CRLF_CRLF, start);
+    if (headersEnd === -1 || headersEnd - start > MAX_PART_HEADER_BYTES) throw new MultipartError("a part's headers do not end");
+    const name = partName(new TextDecoder().decode(body.subarray(start, headersEnd)));
+    if (name === undefined) throw new MultipartError("a part has no name");
+    const next = indexOfBytes(body, delimiter, headersEnd + 4);
+    if (next === -1) throw new MultipartError("the body ends inside a part");
+    fields.push([name, body.subarray(headersEnd + 4, next)]);
+    at = next;
   }
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { csvRecordGroups } from "../../../src/domain/csv";
-import { multipartBoundary, MultipartError, multipartFileBytes } from "../../../src/lib/http/multipart";
+import { multipartBoundary, MultipartError, multipartFields, multipartFileBytes } from "../../../src/lib/http/multipart";
 
 /** `text` as a stream delivering `size` bytes at a time, so boundaries and records fall across pieces. */
 function streamOf(text: string, size: number): ReadableStream<Uint8Array> {
@@ -40,6 +40,11 @@ describe("multipart file field, read as a stream", () => {
     }
   });
 
+  it("finds a part named without quotes, as .NET writes it", async () => {
+    const dotnet = BODY.replace('name="data"; filename="e.csv"', "name=data; filename=e.csv; filename*=utf-8''e.csv");
+    expect(await fileText(dotnet, 7)).toBe('activity_name,identity\r\nview,"a@example.com"\r\n');
+  });
+
   it("refuses a body without the field, or one that ends inside a part", async () => {
     await expect(fileText(BODY, 5, ["upload"])).rejects.toBeInstanceOf(MultipartError);
     await expect(fileText(BODY.slice(0, 150), 5)).rejects.toBeInstanceOf(MultipartError);
@@ -55,5 +60,24 @@ describe("multipart file field, read as a stream", () => {
     for await (const group of csvRecordGroups(pieces(), 2, 1024)) groups.push(group.map((r) => r.fields));
     expect(groups.flat()).toEqual([["a", "b"], ["1", "x\r\ny"], ["2", "z"], ["3", "w"]]);
     expect(Math.max(...groups.map((g) => g.length))).toBeLessThanOrEqual(2);
+  });
+});
+
+describe("multipart fields of a body held whole", () => {
+  const text = (fields: Array<[string, Uint8Array]>) => fields.map(([name, value]) => [name, new TextDecoder().decode(value)]);
+
+  it("every part in order, quoted names or not, the preamble and a file part's headers skipped", () => {
+    const body = BODY.replace('name="note"', "name=note");
+    expect(text(multipartFields(new TextEncoder().encode(body), "XyZ"))).toEqual([
+      ["note", "hello --XyZ not a delimiter"],
+      ["data", 'activity_name,identity\r\nview,"a@example.com"\r\n'],
+    ]);
+  });
+
+  it("refuses a body without its boundary, one that ends inside a part, and a part without a name", () => {
+    const bytes = (body: string) => new TextEncoder().encode(body);
+    expect(() => multipartFields(bytes(BODY), "other")).toThrow(MultipartError);
+    expect(() => multipartFields(bytes(BODY.slice(0, 150)), "XyZ")).toThrow(MultipartError);
+    expect(() => multipartFields(bytes("--XyZ\r\nContent-Type: text/plain\r\n\r\nx\r\n--XyZ--\r\n"), "XyZ")).toThrow(MultipartError);
   });
 });
