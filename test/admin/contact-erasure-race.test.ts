@@ -175,7 +175,7 @@ async function diedUnderWayOnHome(tag: string, at: number): Promise<{ panel: Tes
 }
 
 /** The test shard (one panel's only shard), through which a request dies as it prepares a statement starting with `sql`. */
-function diesPreparing(sqlStart: string): D1Database {
+function diesPreparing(sqlStart: string): typeof panelData {
   return new Proxy(panelData, {
     get(target, name) {
       if (name === "prepare")
