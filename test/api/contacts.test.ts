@@ -105,11 +105,13 @@ describe("contact add (4.1)", () => {
     expect(viewed.body.lists.map((l: { id: number }) => l.id)).toEqual(ids);
   });
 
-  it.each<[string, string]>([
-    ["PHP's http_build_query of a nested array (data[EMAIL]=…) in a form body", "data%5BEMAIL%5D=bracket%40example.com&data%5BNAME%5D=Bra&data%5BAGE%5D=31"],
-    ["jQuery's $.post of a nested object (data[EMAIL]=…), unescaped brackets", "data[EMAIL]=bracket%40example.com&data[NAME]=Bra&data[AGE]=31"],
-  ])("reads data given as %s as the object it encodes", async (_label, body) => {
-    const added = await call(`/apiv2?type=contact&activity=add&apikey=${panel.apiKey}`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body });
+  it.each<[string, string, string]>([
+    ["PHP's http_build_query of a nested array (data[EMAIL]=…) in a form body", "data%5BEMAIL%5D=bracket%40example.com&data%5BNAME%5D=Bra&data%5BAGE%5D=31", "application/x-www-form-urlencoded"],
+    ["jQuery's $.post of a nested object (data[EMAIL]=…), unescaped brackets", "data[EMAIL]=bracket%40example.com&data[NAME]=Bra&data[AGE]=31", "application/x-www-form-urlencoded"],
+    // $.ajax({ contentType: "application/json", data: { data: {…} } }) encodes the object as a form all the same.
+    ["jQuery's $.ajax form of an object labelled application/json", "data[EMAIL]=bracket%40example.com&data[NAME]=Bra&data[AGE]=31", "application/json; charset=utf-8"],
+  ])("reads data given as %s as the object it encodes", async (_label, body, contentType) => {
+    const added = await call(`/apiv2?type=contact&activity=add&apikey=${panel.apiKey}`, { method: "POST", headers: { "content-type": contentType }, body });
     const answer = await added.json<{ contact: unknown }>();
     expect(added.status, JSON.stringify(answer)).toBe(200);
     expect(answer.contact).toEqual({ EMAIL: "bracket@example.com", NAME: "Bra", AGE: 31 });

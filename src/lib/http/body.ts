@@ -244,6 +244,9 @@ function isJsonObjectText(text: string): boolean {
  * looks like JSON and as form-urlencoded otherwise; one labelled form-urlencoded that is a JSON
  * object is read as JSON (what `curl -d '{...}'` sends).
  */
+/** A form's first field name (brackets and escapes allowed) and its `=`. */
+const FORM_TEXT_START = /^[A-Za-z_][\w.%[\]-]*=/;
+
 export async function readBodyParams(request: Request, limit = MAX_BODY_BYTES): Promise<Params> {
   if (request.method === "GET" || request.method === "HEAD") return {};
   const bytes = await readBodyBytes(request, limit);
@@ -259,8 +262,10 @@ export async function readBodyParams(request: Request, limit = MAX_BODY_BYTES): 
   // curl (`curl -d '{...}'`, PHP's CURLOPT_POSTFIELDS with json_encode) labels a JSON text
   // form-urlencoded; a form encoder never leaves a brace unescaped, so a form-labelled body
   // that starts with `{` and reads as JSON is read as the JSON object it is.
+  // The mirror: jQuery's $.ajax with `contentType: "application/json"` and an object as `data`
+  // sends that object form-encoded under the JSON label. No JSON text starts with a name and `=`.
   const looksJson = (text: string) =>
-    contentType.includes("json") || (contentType.includes("form-urlencoded") ? isJsonObjectText(text) : /^\s*[{[]/.test(text));
+    contentType.includes("json") ? !FORM_TEXT_START.test(text) : contentType.includes("form-urlencoded") ? isJsonObjectText(text) : /^\s*[{[]/.test(text);
   const text = bodyText(bytes, (lenient) => (looksJson(lenient) ? jsonFieldWithReplacement(lenient) : paramWithReplacement(fromFormText(lenient))));
   if (!looksJson(text)) return fromFormText(text);
   const parsed = parseJsonOrThrow(text);
