@@ -41,7 +41,7 @@ serviceForThisFile({
       })
     ).id;
     await adminCall("POST", `/panels/${panelId}/campaigns/${campaignId}/test`, { email: "proof@example.com" });
-    webhookId = (await adminCall("POST", `/panels/${panelId}/webhooks`, { label: "Orders", url: "https://hooks.example.com/orders" })).id;
+    webhookId = (await adminCall("POST", `/panels/${panelId}/webhooks`, { label: "Orders", url: "https://hooks.example.com/orders", username: "shop", password: "a shop passphrase", alert: { emails: ["ops@example.com"], frequency: "daily" } })).id;
   },
 });
 
@@ -150,6 +150,9 @@ describe("the panel by role", () => {
     await page.getByText("Changing the webhook's configuration needs the marketer role; you are a viewer in this panel.").waitFor();
     await assertAbsent(page, "form", "Webhook configuration");
     await assertAbsent(page, "button", "Save changes");
+    // What the form would show is still read: the configuration as facts.
+    const facts = page.getByLabel("Webhook state");
+    for (const fact of ["2.0", "as shop", "daily to ops@example.com"]) await facts.getByText(fact, { exact: true }).waitFor();
     await checkAccessibility(page, "webhook as a viewer");
     await screenshot(page, "roles-viewer-webhook");
 

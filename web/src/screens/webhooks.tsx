@@ -449,6 +449,15 @@ export function Webhook({ panel, params }: ScreenProps) {
         <dd>
           <code>{data.url}</code>
         </dd>
+        {/* What the configuration form holds, readable by a role that cannot open the form. */}
+        <dt>Payload version</dt>
+        <dd>{data.version}</dd>
+        <dt>Basic authentication</dt>
+        <dd>{data.username === null ? "none" : `as ${data.username}`}</dd>
+        <dt>Signing secret</dt>
+        <dd>{data.signing_secret_set ? "set" : "none"}</dd>
+        <dt>Failure alerts</dt>
+        <dd>{data.alert ? `${data.alert.frequency} to ${data.alert.emails.join(", ")}` : "none"}</dd>
         <dt>Backlog</dt>
         <dd>
           {data.backlog} event{data.backlog === 1 ? "" : "s"} waiting{data.backlog_oldest_at && <>, oldest from {formatTime(data.backlog_oldest_at)}</>}
