@@ -4,7 +4,7 @@
 // irreversible action asks once, in the panel's confirmation dialog, naming what will happen.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { Page } from "playwright-core";
+import type { Locator, Page } from "playwright-core";
 import { checkAccessibility, screenshot, signInAs, signInAsOwner } from "./browser.ts";
 import { adminCall, keep, service, serviceForThisFile } from "./suite.ts";
 
@@ -60,6 +60,16 @@ async function assertLocked(page: Page, name: string, role: string): Promise<voi
   await button.waitFor();
   assert.equal(await button.isDisabled(), true, `${name} is disabled`);
   assert.equal(await button.getAttribute("title"), `This needs the ${role} role`);
+}
+
+const node = (page: Page, id: string) => page.locator(`.react-flow__node[data-id="${id}"]`);
+
+/** A setting a read-only side panel shows as text: the value under its name. */
+const setting = (panel: Locator, label: string) => panel.locator("dl.setting").filter({ has: panel.page().getByRole("term").getByText(label, { exact: true }) }).getByRole("definition");
+
+/** The form controls in a part of the page, each as its tag and name (so a failure says which). */
+async function inputsIn(part: Locator): Promise<string[]> {
+  return part.locator("input, select, textarea").evaluateAll((inputs) => inputs.map((input) => `${input.tagName} ${input.getAttribute("aria-label") ?? input.id}`));
 }
 
 async function assertAbsent(page: Page, role: "button" | "link" | "form" | "navigation", name: string): Promise<void> {
@@ -160,6 +170,47 @@ describe("the panel by role", () => {
     assert.equal((await adminCall("GET", `/panels/${panelId}/attributes`)).attributes.length, before.attributes);
     assert.equal((await adminCall("GET", `/panels/${panelId}/activities`)).activities.length, before.activities);
     assert.equal((await adminCall("GET", `/panels/${panelId}/webhooks/${webhookId}`)).state, "configured");
+  });
+
+  test("a viewer reads a journey's steps on the canvas as text: nothing to change, link or remove; a marketer still edits them", async () => {
+    const page = await signedIn("viewer@example.com", "viewer passphrase");
+    await open(page, `/journeys/${journeyId}`, "Welcome");
+    await assertAbsent(page, "button", "Save as new version");
+    assert.equal(await page.getByLabel("Journey name").count(), 0, "no journey name to edit");
+
+    const hello = node(page, "hello");
+    await hello.click();
+    const step = page.getByRole("complementary", { name: "Settings of hello" });
+    await step.waitFor();
+    assert.equal(await setting(step, "Subject").textContent(), "Hello");
+    assert.equal(await setting(step, "Sender email").textContent(), "shop@example.com");
+    assert.equal(await setting(step, "Follows").textContent(), "right after the trigger");
+    assert.deepEqual(await inputsIn(step), [], "no field to change in the step's settings");
+    assert.equal(await step.getByRole("button").count(), 0, "no Remove step nor any other button");
+    await checkAccessibility(page, "journey step settings as a viewer");
+    await screenshot(page, "roles-viewer-journey-step");
+
+    // The canvas does not take a removal either: Backspace on the selected step leaves it there.
+    await hello.focus();
+    await page.keyboard.press("Backspace");
+    await node(page, "@trigger").click();
+    const trigger = page.getByRole("complementary", { name: "Settings of the trigger" });
+    assert.equal(await setting(trigger, "Starts when").textContent(), "a contact performs an activity");
+    assert.equal(await setting(trigger, "Activity").textContent(), "Signed up");
+    assert.equal(await setting(trigger, "Who may enter").textContent(), "none");
+    assert.deepEqual(await inputsIn(trigger), [], "no field to change in the trigger's settings");
+    assert.equal(await trigger.getByRole("button").count(), 0, "no Add clause");
+    assert.equal(await hello.count(), 1, "the step is still on the canvas");
+
+    // A marketer's canvas is unchanged: the same step's settings are fields, and it can be removed.
+    const marketer = await signedIn("marketer@example.com", "marketer passphrase");
+    await open(marketer, `/journeys/${journeyId}`, "Welcome");
+    await node(marketer, "hello").click();
+    const editable = marketer.getByRole("complementary", { name: "Settings of hello" });
+    assert.equal(await editable.getByLabel("Subject").inputValue(), "Hello");
+    assert.equal(await editable.getByLabel("Subject").isEditable(), true);
+    await editable.getByRole("button", { name: "Remove step" }).waitFor();
+    await marketer.getByLabel("Journey name").waitFor();
   });
 
   test("a marketer opening /team gets the needs-owner page, not a form; owner-only key buttons are locked", async () => {
