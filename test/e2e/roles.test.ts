@@ -72,6 +72,12 @@ async function inputsIn(part: Locator): Promise<string[]> {
   return part.locator("input, select, textarea").evaluateAll((inputs) => inputs.map((input) => `${input.tagName} ${input.getAttribute("aria-label") ?? input.id}`));
 }
 
+/** An empty list's message as it reads: its heading, then its sentence if it has one. */
+async function emptyMessage(page: Page, title: string): Promise<string> {
+  const empty = page.locator(".empty").filter({ has: page.getByRole("heading", { name: title, exact: true }) });
+  return (await empty.innerText()).replace(/\s+/g, " ").trim();
+}
+
 async function assertAbsent(page: Page, role: "button" | "link" | "form" | "navigation", name: string): Promise<void> {
   assert.equal(await page.getByRole(role, { name, exact: true }).count(), 0, `no ${role} "${name}"`);
 }
@@ -211,6 +217,32 @@ describe("the panel by role", () => {
     assert.equal(await editable.getByLabel("Subject").isEditable(), true);
     await editable.getByRole("button", { name: "Remove step" }).waitFor();
     await marketer.getByLabel("Journey name").waitFor();
+  });
+
+  test("an empty list tells a viewer there is none yet, without asking them to add one; a marketer is still told how", async () => {
+    const page = await signedIn("viewer@example.com", "viewer passphrase");
+    // Each screen's message as the viewer reads it: the heading, and a sentence only where it asks nothing of them.
+    const shown: [string, string, string, string][] = [
+      ["/", "Demo", "No contacts yet", "No contacts yet Contacts arrive through the API and with files imported into lists."],
+      ["/contacts", "Contacts", "No contacts yet", "No contacts yet Contacts arrive through the API (contact add, bulk upload) and with files imported into lists."],
+      [`/lists/${listId}`, "Newsletter", "No members", "No members Contacts join it when a file is imported into it, or when the API adds them with its listid."],
+      ["/segments", "Segments", "No segments yet", "No segments yet"],
+      ["/email-templates", "Email templates", "No email templates yet", "No email templates yet"],
+      ["/forms", "Signup forms", "No signup forms yet", "No signup forms yet"],
+      ["/topics", "Topics", "No topics yet", "No topics yet"],
+      [`/webhooks/${webhookId}`, "Orders", "No attempts yet", "No attempts yet Every attempt to deliver this webhook's events, and every test, is listed here, newest first."],
+    ];
+    for (const [suffix, heading, title, text] of shown) {
+      await open(page, suffix, heading);
+      assert.equal(await emptyMessage(page, title), text, suffix);
+    }
+    await checkAccessibility(page, "an empty list as a viewer");
+
+    const marketer = await signedIn("marketer@example.com", "marketer passphrase");
+    await open(marketer, "/topics", "Topics");
+    assert.equal(await emptyMessage(marketer, "No topics yet"), "No topics yet Add one, then name it on a campaign or a journey message.");
+    await open(marketer, "/contacts", "Contacts");
+    assert.match(await emptyMessage(marketer, "No contacts yet"), /^No contacts yet Add one by hand with “Add contact”/);
   });
 
   test("a marketer opening /team gets the needs-owner page, not a form; owner-only key buttons are locked", async () => {
