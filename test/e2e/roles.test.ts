@@ -245,6 +245,29 @@ describe("the panel by role", () => {
     assert.match(await emptyMessage(marketer, "No contacts yet"), /^No contacts yet Add one by hand with “Add contact”/);
   });
 
+  test("a viewer on Sender domains: Verify and Remove are locked with the role they need, the add and set forms are replaced by the sentence", async () => {
+    await adminCall("POST", `/panels/${panelId}/sender-domains`, { domain: "shop.example.com" });
+    await adminCall("PUT", `/panels/${panelId}/tracking-domain`, { domain: "t.shop.example.com" });
+    const page = await signedIn("viewer@example.com", "viewer passphrase");
+    await open(page, "/sender-domains", "Sender domains");
+    await page.getByRole("row", { name: "DKIM (RSA) record of shop.example.com" }).waitFor();
+    await assertLocked(page, "Verify shop.example.com", "owner");
+    await assertLocked(page, "Remove shop.example.com", "owner");
+    await assertLocked(page, "Verify t.shop.example.com", "owner");
+    await assertLocked(page, "Remove t.shop.example.com", "owner");
+    await page.getByText("Adding a sender domain needs the owner role; you are a viewer in this panel.").waitFor();
+    await page.getByText("Setting the tracking domain needs the owner role; you are a viewer in this panel.").waitFor();
+    await assertAbsent(page, "form", "Add a sender domain");
+    await assertAbsent(page, "button", "Add domain");
+    await assertAbsent(page, "form", "Set the tracking domain");
+    await assertAbsent(page, "button", "Set tracking domain");
+    // Nothing asks the viewer to press what they may not.
+    assert.equal(await page.getByText(/press “Verify”/).count(), 0);
+    await checkAccessibility(page, "sender domains as a viewer");
+    await screenshot(page, "roles-viewer-sender-domains");
+    assert.equal((await adminCall("GET", `/panels/${panelId}/sender-domains`)).sender_domains.length, 1);
+  });
+
   test("a marketer opening /team gets the needs-owner page, not a form; owner-only key buttons are locked", async () => {
     const page = await signedIn("marketer@example.com", "marketer passphrase");
     assert.equal(await page.getByRole("navigation", { name: "Screens" }).getByRole("link", { name: "Team", exact: true }).count(), 0);
