@@ -4,7 +4,7 @@
 // irreversible action asks once, in the panel's confirmation dialog, naming what will happen.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { Page } from "playwright-core";
+import type { Locator, Page } from "playwright-core";
 import { checkAccessibility, screenshot, signInAs, signInAsOwner } from "./browser.ts";
 import { adminCall, keep, service, serviceForThisFile } from "./suite.ts";
 
@@ -60,6 +60,22 @@ async function assertLocked(page: Page, name: string, role: string): Promise<voi
   await button.waitFor();
   assert.equal(await button.isDisabled(), true, `${name} is disabled`);
   assert.equal(await button.getAttribute("title"), `This needs the ${role} role`);
+}
+
+const node = (page: Page, id: string) => page.locator(`.react-flow__node[data-id="${id}"]`);
+
+/** A setting a read-only side panel shows as text: the value under its name. */
+const setting = (panel: Locator, label: string) => panel.locator("dl.setting").filter({ has: panel.page().getByRole("term").getByText(label, { exact: true }) }).getByRole("definition");
+
+/** The form controls in a part of the page, each as its tag and name (so a failure says which). */
+async function inputsIn(part: Locator): Promise<string[]> {
+  return part.locator("input, select, textarea").evaluateAll((inputs) => inputs.map((input) => `${input.tagName} ${input.getAttribute("aria-label") ?? input.id}`));
+}
+
+/** An empty list's message as it reads: its heading, then its sentence if it has one. */
+async function emptyMessage(page: Page, title: string): Promise<string> {
+  const empty = page.locator(".empty").filter({ has: page.getByRole("heading", { name: title, exact: true }) });
+  return (await empty.innerText()).replace(/\s+/g, " ").trim();
 }
 
 async function assertAbsent(page: Page, role: "button" | "link" | "form" | "navigation", name: string): Promise<void> {
@@ -163,6 +179,96 @@ describe("the panel by role", () => {
     assert.equal((await adminCall("GET", `/panels/${panelId}/attributes`)).attributes.length, before.attributes);
     assert.equal((await adminCall("GET", `/panels/${panelId}/activities`)).activities.length, before.activities);
     assert.equal((await adminCall("GET", `/panels/${panelId}/webhooks/${webhookId}`)).state, "configured");
+  });
+
+  test("a viewer reads a journey's steps on the canvas as text: nothing to change, link or remove; a marketer still edits them", async () => {
+    const page = await signedIn("viewer@example.com", "viewer passphrase");
+    await open(page, `/journeys/${journeyId}`, "Welcome");
+    await assertAbsent(page, "button", "Save as new version");
+    assert.equal(await page.getByLabel("Journey name").count(), 0, "no journey name to edit");
+
+    const hello = node(page, "hello");
+    await hello.click();
+    const step = page.getByRole("complementary", { name: "Settings of hello" });
+    await step.waitFor();
+    assert.equal(await setting(step, "Subject").textContent(), "Hello");
+    assert.equal(await setting(step, "Sender email").textContent(), "shop@example.com");
+    assert.equal(await setting(step, "Follows").textContent(), "right after the trigger");
+    assert.deepEqual(await inputsIn(step), [], "no field to change in the step's settings");
+    assert.equal(await step.getByRole("button").count(), 0, "no Remove step nor any other button");
+    await checkAccessibility(page, "journey step settings as a viewer");
+    await screenshot(page, "roles-viewer-journey-step");
+
+    // The canvas does not take a removal either: Backspace on the selected step leaves it there.
+    await hello.focus();
+    await page.keyboard.press("Backspace");
+    await node(page, "@trigger").click();
+    const trigger = page.getByRole("complementary", { name: "Settings of the trigger" });
+    assert.equal(await setting(trigger, "Starts when").textContent(), "a contact performs an activity");
+    assert.equal(await setting(trigger, "Activity").textContent(), "Signed up");
+    assert.equal(await setting(trigger, "Who may enter").textContent(), "none");
+    assert.deepEqual(await inputsIn(trigger), [], "no field to change in the trigger's settings");
+    assert.equal(await trigger.getByRole("button").count(), 0, "no Add clause");
+    assert.equal(await hello.count(), 1, "the step is still on the canvas");
+
+    // A marketer's canvas is unchanged: the same step's settings are fields, and it can be removed.
+    const marketer = await signedIn("marketer@example.com", "marketer passphrase");
+    await open(marketer, `/journeys/${journeyId}`, "Welcome");
+    await node(marketer, "hello").click();
+    const editable = marketer.getByRole("complementary", { name: "Settings of hello" });
+    assert.equal(await editable.getByLabel("Subject").inputValue(), "Hello");
+    assert.equal(await editable.getByLabel("Subject").isEditable(), true);
+    await editable.getByRole("button", { name: "Remove step" }).waitFor();
+    await marketer.getByLabel("Journey name").waitFor();
+  });
+
+  test("an empty list tells a viewer there is none yet, without asking them to add one; a marketer is still told how", async () => {
+    const page = await signedIn("viewer@example.com", "viewer passphrase");
+    // Each screen's message as the viewer reads it: the heading, and a sentence only where it asks nothing of them.
+    const shown: [string, string, string, string][] = [
+      ["/", "Demo", "No contacts yet", "No contacts yet Contacts arrive through the API and with files imported into lists."],
+      ["/contacts", "Contacts", "No contacts yet", "No contacts yet Contacts arrive through the API (contact add, bulk upload) and with files imported into lists."],
+      [`/lists/${listId}`, "Newsletter", "No members", "No members Contacts join it when a file is imported into it, or when the API adds them with its listid."],
+      ["/segments", "Segments", "No segments yet", "No segments yet"],
+      ["/email-templates", "Email templates", "No email templates yet", "No email templates yet"],
+      ["/forms", "Signup forms", "No signup forms yet", "No signup forms yet"],
+      ["/topics", "Topics", "No topics yet", "No topics yet"],
+      [`/webhooks/${webhookId}`, "Orders", "No attempts yet", "No attempts yet Every attempt to deliver this webhook's events, and every test, is listed here, newest first."],
+    ];
+    for (const [suffix, heading, title, text] of shown) {
+      await open(page, suffix, heading);
+      assert.equal(await emptyMessage(page, title), text, suffix);
+    }
+    await checkAccessibility(page, "an empty list as a viewer");
+
+    const marketer = await signedIn("marketer@example.com", "marketer passphrase");
+    await open(marketer, "/topics", "Topics");
+    assert.equal(await emptyMessage(marketer, "No topics yet"), "No topics yet Add one, then name it on a campaign or a journey message.");
+    await open(marketer, "/contacts", "Contacts");
+    assert.match(await emptyMessage(marketer, "No contacts yet"), /^No contacts yet Add one by hand with “Add contact”/);
+  });
+
+  test("a viewer on Sender domains: Verify and Remove are locked with the role they need, the add and set forms are replaced by the sentence", async () => {
+    await adminCall("POST", `/panels/${panelId}/sender-domains`, { domain: "shop.example.com" });
+    await adminCall("PUT", `/panels/${panelId}/tracking-domain`, { domain: "t.shop.example.com" });
+    const page = await signedIn("viewer@example.com", "viewer passphrase");
+    await open(page, "/sender-domains", "Sender domains");
+    await page.getByRole("row", { name: "DKIM (RSA) record of shop.example.com" }).waitFor();
+    await assertLocked(page, "Verify shop.example.com", "owner");
+    await assertLocked(page, "Remove shop.example.com", "owner");
+    await assertLocked(page, "Verify t.shop.example.com", "owner");
+    await assertLocked(page, "Remove t.shop.example.com", "owner");
+    await page.getByText("Adding a sender domain needs the owner role; you are a viewer in this panel.").waitFor();
+    await page.getByText("Setting the tracking domain needs the owner role; you are a viewer in this panel.").waitFor();
+    await assertAbsent(page, "form", "Add a sender domain");
+    await assertAbsent(page, "button", "Add domain");
+    await assertAbsent(page, "form", "Set the tracking domain");
+    await assertAbsent(page, "button", "Set tracking domain");
+    // Nothing asks the viewer to press what they may not.
+    assert.equal(await page.getByText(/press “Verify”/).count(), 0);
+    await checkAccessibility(page, "sender domains as a viewer");
+    await screenshot(page, "roles-viewer-sender-domains");
+    assert.equal((await adminCall("GET", `/panels/${panelId}/sender-domains`)).sender_domains.length, 1);
   });
 
   test("a marketer opening /team gets the needs-owner page, not a form; owner-only key buttons are locked", async () => {

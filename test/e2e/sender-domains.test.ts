@@ -182,11 +182,18 @@ describe("sender domains in Chromium", () => {
     await adminCall("POST", `/panels/${panelId}/operators`, { email: "domains-viewer@example.com", role: "viewer", password: "viewer passphrase" });
     const viewer = await signedIn("domains-viewer@example.com", "viewer passphrase");
     await openSenderDomains(viewer);
-    await viewer.getByText("Only an owner of the panel can add, verify or remove domains; you are viewer.").waitFor();
+    // As on the panel's other screens: buttons locked with the role they need, forms replaced by the sentence saying so.
+    await viewer.getByText("Adding a sender domain needs the owner role; you are a viewer in this panel.").waitFor();
+    await viewer.getByText("Setting the tracking domain needs the owner role; you are a viewer in this panel.").waitFor();
     await viewer.getByRole("row", { name: `DKIM (RSA) record of ${DOMAIN}` }).waitFor();
-    assert.equal(await viewer.getByRole("button", { name: `Verify ${DOMAIN}`, exact: true }).isDisabled(), true);
-    assert.equal(await viewer.getByRole("button", { name: `Remove t.${DOMAIN}` }).isDisabled(), true);
-    assert.equal(await viewer.getByRole("button", { name: "Add domain" }).isDisabled(), true);
+    for (const name of [`Verify ${DOMAIN}`, `Remove ${DOMAIN}`, `Verify t.${DOMAIN}`, `Remove t.${DOMAIN}`]) {
+      const button = viewer.getByRole("button", { name, exact: true });
+      assert.equal(await button.isDisabled(), true, name);
+      assert.equal(await button.getAttribute("title"), "This needs the owner role", name);
+    }
+    assert.equal(await viewer.getByRole("form", { name: "Add a sender domain" }).count(), 0);
+    assert.equal(await viewer.getByRole("form", { name: "Set the tracking domain" }).count(), 0);
+    await checkAccessibility(viewer, "sender-domains-viewer");
     await screenshot(viewer, "sender-domains-viewer");
 
     // The owner removes the sender domain (after confirming): mail from it is refused again.

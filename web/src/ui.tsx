@@ -68,11 +68,11 @@ export function ErrorNote({ error }: { error: string | undefined }) {
   );
 }
 
-export function Empty({ title, children }: { title: string; children: ReactNode }) {
+export function Empty({ title, children }: { title: string; children?: ReactNode }) {
   return (
     <div className="empty">
       <h2>{title}</h2>
-      <p>{children}</p>
+      {children && <p>{children}</p>}
     </div>
   );
 }

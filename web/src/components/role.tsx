@@ -2,7 +2,7 @@ import type { ReactNode } from "react";
 import { mayDo, NEEDS, type Work } from "../../../src/domain/permissions";
 import { Link } from "../router";
 import type { PanelRef } from "../screen-props";
-import { Screen } from "../ui";
+import { Empty, Screen } from "../ui";
 
 // What the signed-in role may do, read from the table the admin routes declare their roles from
 // (src/domain/permissions), so a button is never offered that the server would refuse.
@@ -37,6 +37,15 @@ export function RoleNote({ panel, work, what }: { panel: PanelRef; work: Work; w
 /** `children` (a form) when the role may do `work`; otherwise the note saying who may. */
 export function IfAllowed({ panel, work, what, children }: { panel: PanelRef; work: Work; what: string; children: ReactNode }) {
   return may(panel, work) ? <>{children}</> : <RoleNote panel={panel} work={work} what={what} />;
+}
+
+/**
+ * An empty list's message: how to make the first one (`children`) for a role that may do `work`;
+ * for one that may not, only that there is none yet, with `otherwise` where there is more to say
+ * that asks nothing of the reader (the screen's role sentence says who may).
+ */
+export function EmptyFor({ panel, work, title, otherwise, children }: { panel: PanelRef; work: Work; title: string; otherwise?: ReactNode; children: ReactNode }) {
+  return <Empty title={title}>{may(panel, work) ? children : otherwise}</Empty>;
 }
 
 /** The page a screen's URL shows to a role that may not open it, instead of a form that cannot load. */

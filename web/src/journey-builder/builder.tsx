@@ -138,30 +138,33 @@ function Canvas({ panelId, name: savedName, definition: saved, layout: savedLayo
   const selectedStep = selectedNode && isStepNode(selectedNode) ? parsedSteps.find((s) => s.id === selectedNode.id) : undefined;
   const channel = selectedStep ? previousMessage(parsedSteps, selectedStep)?.type : undefined;
   const blocked = all.length > 0;
+  // Without a save (a stopped journey, or a role that may not edit) the journey is only read:
+  // nothing to rename, add, link, move or remove, and the side panel shows settings as text.
+  const readOnly = !save;
 
   return (
     <div className="journey-builder">
-      <div className="row">
-        <Field label="Journey name" error={placed.general.find((p) => p.startsWith("name:"))?.slice(6)}>
-          {(p) => <input {...p} value={name} onChange={(e) => (setName(e.target.value), edited())} />}
-        </Field>
-        {/* An unlinked step would be saved as a first step: link or remove it first. */}
-        {save && (
+      {save && (
+        <div className="row">
+          <Field label="Journey name" error={placed.general.find((p) => p.startsWith("name:"))?.slice(6)}>
+            {(p) => <input {...p} value={name} onChange={(e) => (setName(e.target.value), edited())} />}
+          </Field>
+          {/* An unlinked step would be saved as a first step: link or remove it first. */}
           <button type="button" disabled={busy || unlinked.length > 0} onClick={() => run(save, "Saved.")}>
             {(onlyMoved && layoutSaveLabel) || saveLabel}
           </button>
-        )}
-        {start && (
-          <button type="button" disabled={busy || blocked} title={blocked ? "Fix the problems marked on the canvas first" : undefined} onClick={() => run(start, "Started.")}>
-            Start journey
-          </button>
-        )}
-        {done && (
-          <span role="status" className="ok">
-            {done}
-          </span>
-        )}
-      </div>
+          {start && (
+            <button type="button" disabled={busy || blocked} title={blocked ? "Fix the problems marked on the canvas first" : undefined} onClick={() => run(start, "Started.")}>
+              Start journey
+            </button>
+          )}
+          {done && (
+            <span role="status" className="ok">
+              {done}
+            </span>
+          )}
+        </div>
+      )}
       <ErrorNote error={failure ?? catalogError} />
       {placed.general.filter((p) => !p.startsWith("name:")).length > 0 && (
         <ul className="node-problems" aria-label="Problems of the journey">
@@ -172,9 +175,8 @@ function Canvas({ panelId, name: savedName, definition: saved, layout: savedLayo
             ))}
         </ul>
       )}
-      <div className={save ? "journey-layout" : "journey-layout read-only"}>
-        {/* Without a save (a stopped journey, or a role that may not edit) there is nothing to add steps to. */}
-        {save && (
+      <div className={readOnly ? "journey-layout read-only" : "journey-layout"}>
+        {!readOnly && (
           <nav className="journey-palette" aria-label="Steps to add">
             <p className="muted">Drag onto the canvas, or press to add after the selected node.</p>
             {PALETTE.map((item) => (
@@ -212,13 +214,17 @@ function Canvas({ panelId, name: savedName, definition: saved, layout: savedLayo
                 if (changes.some((c) => c.type === "remove")) edited();
               }}
               onConnect={onConnect}
+              nodesConnectable={!readOnly}
+              nodesDraggable={!readOnly}
+              deleteKeyCode={readOnly ? null : undefined}
               onSelectionChange={({ nodes: chosen }) => chosen[0] && setSelected(chosen[0].id)}
               fitView
               fitViewOptions={{ maxZoom: 1 }}
-              ariaLabelConfig={{ "node.a11yDescription.default": "Press enter or space to select this step; the side panel then shows its settings. Arrow keys move it." }}
+              ariaLabelConfig={{ "node.a11yDescription.default": `Press enter or space to select this step; the side panel then shows its settings.${readOnly ? "" : " Arrow keys move it."}` }}
             >
               <Background />
-              <Controls />
+              {/* Its lock would hand a read-only canvas its linking and moving back. */}
+              <Controls showInteractive={!readOnly} />
             </ReactFlow>
           </NodeStateContext.Provider>
         </div>
@@ -230,6 +236,7 @@ function Canvas({ panelId, name: savedName, definition: saved, layout: savedLayo
             catalog={catalog}
             channel={channel}
             problems={placed.byNode.get(selectedNode.id) ?? []}
+            readOnly={readOnly}
             onTrigger={(data) => (setNodes((current) => current.map((n) => (n.id === TRIGGER_ID ? { ...n, data } : n)) as BuilderNode[]), edited())}
             onStep={(step) => (setNodes((current) => current.map((n) => (n.id === selectedNode.id ? { ...n, data: { step } } : n)) as BuilderNode[]), edited())}
             onFollow={(source, handle) => {

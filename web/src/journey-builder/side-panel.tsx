@@ -1,4 +1,5 @@
 import type { Edge } from "@xyflow/react";
+import { createContext, useContext, type ReactNode } from "react";
 import { FILTER_OPS, type FilterOp } from "../../../src/domain/filters";
 import { MAX_SPLIT_BRANCHES, MIN_SPLIT_BRANCHES, splitLabels, WAITABLE_EVENTS } from "../../../src/domain/journey";
 import type { JourneyInput } from "../../../src/domain/answers";
@@ -10,11 +11,33 @@ import { STEP_LABELS } from "./templates";
 
 // Every setting of a node as a plain form: the way to build a journey with the keyboard or a
 // screen reader, and the place where the canvas's drag-and-connect ends up being written down.
+// Where the journey cannot be saved (a stopped journey, a role that may not edit journeys) the
+// same settings are shown as text, as the panel's other read-only screens show theirs: an input
+// there would invite a change that goes nowhere.
 
 type Clause = NonNullable<JourneyInput["filter"]>[number];
 type MessageChannel = keyof typeof WAITABLE_EVENTS;
 
+const NONE = { value: "", label: "(choose)" };
+
+/** Whether the settings are shown as text (the journey cannot be saved). */
+const ReadOnly = createContext(false);
+
+/** A setting shown as text, named as its input would be. */
+function Setting({ label, children }: { label: string; children: ReactNode }) {
+  return (
+    <dl className="setting">
+      <dt>{label}</dt>
+      <dd>{children}</dd>
+    </dl>
+  );
+}
+
+/** Several chosen values as text ("none" when none is). */
+const listed = (values: readonly string[]) => (values.length ? values.join(", ") : "none");
+
 function TextField({ label, value, onChange, hint, multiline }: { label: string; value: string; onChange: (value: string) => void; hint?: string; multiline?: boolean }) {
+  if (useContext(ReadOnly)) return <Setting label={label}>{multiline && value ? <pre>{value}</pre> : value || "none"}</Setting>;
   return (
     <Field label={label} hint={hint}>
       {(props) => (multiline ? <textarea {...props} rows={6} value={value} onChange={(e) => onChange(e.target.value)} /> : <input {...props} value={value} onChange={(e) => onChange(e.target.value)} />)}
@@ -23,6 +46,10 @@ function TextField({ label, value, onChange, hint, multiline }: { label: string;
 }
 
 function Choice({ label, value, options, onChange }: { label: string; value: string; options: { value: string; label: string }[]; onChange: (value: string) => void }) {
+  if (useContext(ReadOnly)) {
+    const chosen = options.find((option) => option.value === value);
+    return <Setting label={label}>{chosen && chosen !== NONE ? chosen.label : value || "none"}</Setting>;
+  }
   return (
     <Field label={label}>
       {(props) => (
@@ -38,10 +65,16 @@ function Choice({ label, value, options, onChange }: { label: string; value: str
   );
 }
 
-const NONE = { value: "", label: "(choose)" };
+/** A clause in words: "PLAN is one of pro, team". */
+function clauseWords(clause: Clause): string {
+  const op = clause.op ?? "eq";
+  if (op === "exists" || op === "not_exists") return `${clause.attribute} ${OPERATOR_WORDS[op]}`;
+  return `${clause.attribute} ${OPERATOR_WORDS[op]} ${Array.isArray(clause.value) ? clause.value.join(", ") : String(clause.value ?? "")}`;
+}
 
 /** Attribute clauses, all of which must hold (the journey filter, a condition). */
 function ClauseEditor({ legend, clauses, attributes, onChange }: { legend: string; clauses: readonly Clause[]; attributes: readonly string[]; onChange: (clauses: Clause[]) => void }) {
+  const readOnly = useContext(ReadOnly);
   const change = (i: number, clause: Clause) => onChange(clauses.map((c, j) => (j === i ? clause : c)));
   const valueText = (clause: Clause) => (Array.isArray(clause.value) ? clause.value.join(", ") : String(clause.value ?? ""));
   const withOp = (clause: Clause, op: FilterOp): Clause => {
@@ -49,6 +82,21 @@ function ClauseEditor({ legend, clauses, attributes, onChange }: { legend: strin
     const text = valueText(clause);
     return { ...clause, op, value: op === "in" ? text.split(",").map((v) => v.trim()) : text };
   };
+  if (readOnly) {
+    return (
+      <Setting label={legend}>
+        {clauses.length ? (
+          <ul>
+            {clauses.map((clause, i) => (
+              <li key={i}>{clauseWords(clause)}</li>
+            ))}
+          </ul>
+        ) : (
+          "none"
+        )}
+      </Setting>
+    );
+  }
   return (
     <fieldset>
       <legend>{legend}</legend>
@@ -124,6 +172,7 @@ type MessageSettings = Extract<StepSettings, { type: "email" | "sms" | "apn" | "
 
 /** How the panel's frequency caps and quiet hours treat a message step (Settings holds the rules). */
 function RuleOptions({ step, topics, onChange }: { step: MessageSettings; topics: Catalog["topics"]; onChange: (step: MessageSettings) => void }) {
+  const readOnly = useContext(ReadOnly);
   return (
     <>
       {(topics.length > 0 || step.topic !== undefined) && (
@@ -134,9 +183,13 @@ function RuleOptions({ step, topics, onChange }: { step: MessageSettings; topics
           onChange={(topic) => onChange({ ...step, topic: topic || undefined })}
         />
       )}
-      <label>
-        <input type="checkbox" checked={step.exempt === true} onChange={(e) => onChange({ ...step, exempt: e.target.checked || undefined })} /> Transactional: not capped, not held by quiet hours
-      </label>
+      {readOnly ? (
+        <Setting label="Transactional">{step.exempt ? "yes: not capped, not held by quiet hours" : "no"}</Setting>
+      ) : (
+        <label>
+          <input type="checkbox" checked={step.exempt === true} onChange={(e) => onChange({ ...step, exempt: e.target.checked || undefined })} /> Transactional: not capped, not held by quiet hours
+        </label>
+      )}
       {step.exempt !== true && (
         <Choice
           label="When the frequency cap is reached"
@@ -153,6 +206,7 @@ function RuleOptions({ step, topics, onChange }: { step: MessageSettings; topics
 }
 
 function StepForm({ step, channel, catalog, onChange }: { step: StepSettings; channel: MessageChannel | undefined; catalog: Catalog; onChange: (step: StepSettings) => void }) {
+  const readOnly = useContext(ReadOnly);
   switch (step.type) {
     case "email":
       return (
@@ -202,6 +256,8 @@ function StepForm({ step, channel, catalog, onChange }: { step: StepSettings; ch
               options={[NONE, ...catalog.activities.map((a) => ({ value: a.name, label: a.name }))]}
               onChange={(activity) => onChange({ ...step, events: { activity } })}
             />
+          ) : readOnly ? (
+            <Setting label={`Events${channel ? ` of the ${channel} before` : ""}`}>{listed(Array.isArray(step.events) ? step.events : [])}</Setting>
           ) : (
             <fieldset>
               <legend>Events{channel ? ` of the ${channel} before` : ""}</legend>
@@ -238,26 +294,35 @@ function StepForm({ step, channel, catalog, onChange }: { step: StepSettings; ch
             options={[NONE, ...catalog.webhooks.filter((w) => w.state === "operational" || w.id === step.webhook).map((w) => ({ value: w.id, label: w.state === "operational" ? w.label : `${w.label} (${w.state})` }))]}
             onChange={(webhook) => onChange({ ...step, webhook })}
           />
-          <fieldset>
-            <legend>Attributes to pass</legend>
-            {catalog.attributes.map((a) => (
-              <label key={a.name} className="check">
-                <input type="checkbox" checked={chosen.includes(a.name)} onChange={(e) => onChange({ ...step, attributes: e.target.checked ? [...chosen, a.name] : chosen.filter((x) => x !== a.name) })} /> {a.name}
-              </label>
-            ))}
-          </fieldset>
-          <fieldset>
-            <legend>Parameters to pass</legend>
-            {params.map(([key, value], i) => (
-              <div className="row" key={i} role="group" aria-label={`Parameter ${i + 1}`}>
-                <TextField label="Name" value={key} onChange={(name) => onChange({ ...step, params: Object.fromEntries(params.map(([k, v], j) => (j === i ? [name, v] : [k, v]))) })} />
-                <TextField label="Value" value={String(value)} onChange={(text) => onChange({ ...step, params: { ...step.params, [key]: text } })} />
-              </div>
-            ))}
-            <button type="button" className="secondary" onClick={() => onChange({ ...step, params: { ...step.params, [`param${params.length + 1}`]: "" } })}>
-              Add parameter
-            </button>
-          </fieldset>
+          {readOnly ? (
+            <>
+              <Setting label="Attributes to pass">{listed(chosen)}</Setting>
+              <Setting label="Parameters to pass">{listed(params.map(([key, value]) => `${key}: ${String(value)}`))}</Setting>
+            </>
+          ) : (
+            <>
+              <fieldset>
+                <legend>Attributes to pass</legend>
+                {catalog.attributes.map((a) => (
+                  <label key={a.name} className="check">
+                    <input type="checkbox" checked={chosen.includes(a.name)} onChange={(e) => onChange({ ...step, attributes: e.target.checked ? [...chosen, a.name] : chosen.filter((x) => x !== a.name) })} /> {a.name}
+                  </label>
+                ))}
+              </fieldset>
+              <fieldset>
+                <legend>Parameters to pass</legend>
+                {params.map(([key, value], i) => (
+                  <div className="row" key={i} role="group" aria-label={`Parameter ${i + 1}`}>
+                    <TextField label="Name" value={key} onChange={(name) => onChange({ ...step, params: Object.fromEntries(params.map(([k, v], j) => (j === i ? [name, v] : [k, v]))) })} />
+                    <TextField label="Value" value={String(value)} onChange={(text) => onChange({ ...step, params: { ...step.params, [key]: text } })} />
+                  </div>
+                ))}
+                <button type="button" className="secondary" onClick={() => onChange({ ...step, params: { ...step.params, [`param${params.length + 1}`]: "" } })}>
+                  Add parameter
+                </button>
+              </fieldset>
+            </>
+          )}
         </>
       );
     }
@@ -268,6 +333,7 @@ type SplitSettings = Extract<StepSettings, { type: "split" }>;
 
 /** A split's branches (2 to 4, their percents adding up to 100) and its goal. The winner is promoted from the journey's split results. */
 function SplitForm({ step, catalog, onChange }: { step: SplitSettings; catalog: Catalog; onChange: (step: SplitSettings) => void }) {
+  const readOnly = useContext(ReadOnly);
   const labels = splitLabels(step.branches.length);
   const total = step.branches.reduce((sum, b) => sum + (Number.isFinite(b.percent) ? b.percent : 0), 0);
   const goalKind = step.goal ? (step.goal.activity !== undefined ? "activity" : step.goal.message_event) : "";
@@ -278,35 +344,39 @@ function SplitForm({ step, catalog, onChange }: { step: SplitSettings; catalog: 
     });
   return (
     <>
-      <fieldset>
-        <legend>Branches (percents add up to {total})</legend>
-        {step.branches.map((branch, i) => (
-          <div className="row" key={i} role="group" aria-label={`Branch ${labels[i]}`}>
-            <Field label={`Branch ${labels[i]} percent`}>
-              {(props) => (
-                <input
-                  {...props}
-                  type="number"
-                  min={1}
-                  max={99}
-                  value={Number.isFinite(branch.percent) ? branch.percent : ""}
-                  onChange={(e) => onChange({ ...step, branches: step.branches.map((b, j) => (j === i ? { ...b, percent: Number(e.target.value) } : b)) })}
-                />
+      {readOnly ? (
+        <Setting label="Branches">{listed(step.branches.map((branch, i) => `${labels[i]} ${branch.percent}%`))}</Setting>
+      ) : (
+        <fieldset>
+          <legend>Branches (percents add up to {total})</legend>
+          {step.branches.map((branch, i) => (
+            <div className="row" key={i} role="group" aria-label={`Branch ${labels[i]}`}>
+              <Field label={`Branch ${labels[i]} percent`}>
+                {(props) => (
+                  <input
+                    {...props}
+                    type="number"
+                    min={1}
+                    max={99}
+                    value={Number.isFinite(branch.percent) ? branch.percent : ""}
+                    onChange={(e) => onChange({ ...step, branches: step.branches.map((b, j) => (j === i ? { ...b, percent: Number(e.target.value) } : b)) })}
+                  />
+                )}
+              </Field>
+              {step.branches.length > MIN_SPLIT_BRANCHES && i === step.branches.length - 1 && (
+                <button type="button" className="link" onClick={() => onChange({ ...step, branches: step.branches.slice(0, -1), winner: step.winner === labels[i] ? undefined : step.winner })}>
+                  Remove branch {labels[i]}
+                </button>
               )}
-            </Field>
-            {step.branches.length > MIN_SPLIT_BRANCHES && i === step.branches.length - 1 && (
-              <button type="button" className="link" onClick={() => onChange({ ...step, branches: step.branches.slice(0, -1), winner: step.winner === labels[i] ? undefined : step.winner })}>
-                Remove branch {labels[i]}
-              </button>
-            )}
-          </div>
-        ))}
-        {step.branches.length < MAX_SPLIT_BRANCHES && (
-          <button type="button" className="secondary" onClick={() => onChange({ ...step, branches: [...step.branches, { percent: 0 }] })}>
-            Add branch
-          </button>
-        )}
-      </fieldset>
+            </div>
+          ))}
+          {step.branches.length < MAX_SPLIT_BRANCHES && (
+            <button type="button" className="secondary" onClick={() => onChange({ ...step, branches: [...step.branches, { percent: 0 }] })}>
+              Add branch
+            </button>
+          )}
+        </fieldset>
+      )}
       <Choice
         label="Goal"
         value={goalKind ?? ""}
@@ -356,39 +426,45 @@ export interface SidePanelProps {
   onStep: (step: StepSettings) => void;
   onFollow: (source: string | null, handle: OutHandle) => void;
   onRemove: () => void;
+  /** The settings as text, with nothing to change or remove (the journey cannot be saved). */
+  readOnly: boolean;
 }
 
-export function SidePanel({ node, nodes, edges, catalog, channel, problems, onTrigger, onStep, onFollow, onRemove }: SidePanelProps) {
+export function SidePanel({ node, nodes, edges, catalog, channel, problems, onTrigger, onStep, onFollow, onRemove, readOnly }: SidePanelProps) {
   const incoming = edges.find((e) => e.target === node.id);
   return (
-    <aside className="journey-side" aria-label={`Settings of ${node.id === TRIGGER_ID ? "the trigger" : node.id}`}>
-      <h2>{node.type === "trigger" ? "Trigger" : `${STEP_LABELS[node.data.step.type]} ${node.id}`}</h2>
-      {problems.length > 0 && (
-        <ul className="node-problems" aria-label="Problems of this node">
-          {problems.map((p) => (
-            <li key={p}>{p}</li>
-          ))}
-        </ul>
-      )}
-      {node.type === "trigger" ? (
-        <TriggerForm data={node.data} catalog={catalog} onChange={onTrigger} />
-      ) : (
-        <>
-          <Choice
-            label="Follows"
-            value={incoming ? `${incoming.source}|${incoming.sourceHandle ?? "next"}` : ""}
-            options={[{ value: "", label: "(not linked)" }, ...followOptions(node, nodes)]}
-            onChange={(value) => {
-              const [source, handle] = value.split("|");
-              onFollow(source || null, (handle ?? "next") as OutHandle);
-            }}
-          />
-          <StepForm step={node.data.step} channel={channel} catalog={catalog} onChange={onStep} />
-          <button type="button" className="danger" onClick={onRemove}>
-            Remove step
-          </button>
-        </>
-      )}
-    </aside>
+    <ReadOnly.Provider value={readOnly}>
+      <aside className="journey-side" aria-label={`Settings of ${node.id === TRIGGER_ID ? "the trigger" : node.id}`}>
+        <h2>{node.type === "trigger" ? "Trigger" : `${STEP_LABELS[node.data.step.type]} ${node.id}`}</h2>
+        {problems.length > 0 && (
+          <ul className="node-problems" aria-label="Problems of this node">
+            {problems.map((p) => (
+              <li key={p}>{p}</li>
+            ))}
+          </ul>
+        )}
+        {node.type === "trigger" ? (
+          <TriggerForm data={node.data} catalog={catalog} onChange={onTrigger} />
+        ) : (
+          <>
+            <Choice
+              label="Follows"
+              value={incoming ? `${incoming.source}|${incoming.sourceHandle ?? "next"}` : ""}
+              options={[{ value: "", label: "(not linked)" }, ...followOptions(node, nodes)]}
+              onChange={(value) => {
+                const [source, handle] = value.split("|");
+                onFollow(source || null, (handle ?? "next") as OutHandle);
+              }}
+            />
+            <StepForm step={node.data.step} channel={channel} catalog={catalog} onChange={onStep} />
+            {!readOnly && (
+              <button type="button" className="danger" onClick={onRemove}>
+                Remove step
+              </button>
+            )}
+          </>
+        )}
+      </aside>
+    </ReadOnly.Provider>
   );
 }

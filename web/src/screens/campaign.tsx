@@ -3,9 +3,9 @@ import { admin } from "../api";
 import { Link, navigate } from "../router";
 import type { CampaignAction, CampaignView, DeletedCampaign, EditCampaign, OutboxMessage, OutboxMessageView, ScheduleCampaign, TestSend, TestSent, CampaignBody } from "../../../src/domain/answers";
 import { useConfirm } from "../components/confirm-dialog";
-import { may, RoleNote } from "../components/role";
+import { EmptyFor, may, RoleNote } from "../components/role";
 import { DataTable } from "../components/data-table";
-import { Empty, ErrorNote, Field, formatTime, Loading, Screen, useLoad, useSubmit, unplacedFailure } from "../ui";
+import { ErrorNote, Field, formatTime, Loading, Screen, useLoad, useSubmit, unplacedFailure } from "../ui";
 import { audienceText, scheduleText, useAudienceNames } from "./campaigns";
 import { CampaignReportSection } from "./campaign-report";
 import { AbTestForm } from "./campaign-ab-test";
@@ -230,7 +230,11 @@ function SentCopies({ panel, campaignId, after }: { panel: PanelRef; campaignId:
         caption="Copies of this campaign the outbox kept, newest first"
         rows={data?.messages}
         rowKey={(m) => m.id}
-        empty={<Empty title="No copies kept">The outbox keeps the copies this deployment sends when its email provider is the outbox; send a test to see one.</Empty>}
+        empty={
+          <EmptyFor panel={panel} work="campaigns" title="No copies kept" otherwise="The outbox keeps the copies this deployment sends when its email provider is the outbox.">
+            The outbox keeps the copies this deployment sends when its email provider is the outbox; send a test to see one.
+          </EmptyFor>
+        }
         columns={[
           {
             header: "To",

@@ -3,8 +3,8 @@ import { admin } from "../api";
 import { Link } from "../router";
 import type { CampaignList, CampaignView, CreateAudienceCampaign, CreateCampaign, CreatedCampaign, EmailTemplateSummaryView, EmailTemplateView, ListView, SegmentView } from "../../../src/domain/answers";
 import { DataTable, PAGE_SIZE } from "../components/data-table";
-import { Empty, ErrorNote, Field, Loading, Screen, useLoad, useSubmit, unplacedFailure } from "../ui";
-import { may, RoleNote } from "../components/role";
+import { ErrorNote, Field, Loading, Screen, useLoad, useSubmit, unplacedFailure } from "../ui";
+import { EmptyFor, may, RoleNote } from "../components/role";
 import type { ScreenProps } from "../screen-props";
 import { AudienceEstimateNote } from "./campaign-preview";
 import { bodyMembers, EmailBody, shownByEmailBody } from "../components/email-body";
@@ -421,7 +421,11 @@ export function Campaigns({ panel }: ScreenProps) {
         rows={data?.campaigns}
         rowKey={(c) => c.id}
         pageSize={PAGE_SIZE}
-        empty={<Empty title="No campaigns yet">Create one below: name it, choose its lists and segments (or a contacts file), write the HTML body and pick when it goes out.</Empty>}
+        empty={
+          <EmptyFor panel={panel} work="campaigns" title="No campaigns yet">
+            Create one below: name it, choose its lists and segments (or a contacts file), write the HTML body and pick when it goes out.
+          </EmptyFor>
+        }
         columns={[
           { header: "Name", cell: (c) => <Link href={`/panels/${encodeURIComponent(panel.id)}/campaigns/${encodeURIComponent(c.id)}`}>{c.name}</Link>, sortBy: (c) => c.name },
           {

@@ -5,7 +5,7 @@ import type { AddContact, AttributeView, ChannelPreferences, ContactMessageView,
 import { DataTable } from "../components/data-table";
 import { MessageCopyView, useCopyToggle } from "../components/message-copy";
 import { Empty, ErrorNote, Field, FormActions, failureOf, formatTime, Loading, Screen, unplacedFailure, useLoad, useSubmit, useWhenVisible } from "../ui";
-import { may } from "../components/role";
+import { EmptyFor, may } from "../components/role";
 import type { ScreenProps } from "../screen-props";
 import { ContactJourneyPaths } from "./contact-journeys";
 
@@ -167,9 +167,9 @@ export function Contacts({ panel }: ScreenProps) {
               No contact's {searched} {MATCH_WORDS[search.match ?? "prefix"]} “{search.q}”{data?.scan?.bounded ? ` among the first ${data.scan.contacts.toLocaleString()} looked at` : ""}. Try a shorter prefix{search.attribute ? "" : ", or search by another attribute"}.
             </Empty>
           ) : (
-            <Empty title="No contacts yet">
+            <EmptyFor panel={panel} work="audience" title="No contacts yet" otherwise="Contacts arrive through the API (contact add, bulk upload) and with files imported into lists.">
               Add one by hand with “Add contact”; contacts also arrive through the API (contact add, bulk upload) or from a CSV file dropped on a list in <Link href={`${base}/lists`}>Lists</Link>.
-            </Empty>
+            </EmptyFor>
           )
         }
         columns={[

@@ -3,8 +3,8 @@ import { admin } from "../api";
 import type { ActivityParamType, ActivityView, AttributeType, AttributeView, DefineActivity, DefineAttribute } from "../../../src/domain/answers";
 import { PARAM_NAME_PATTERN } from "../../../src/domain/activity";
 import { DataTable } from "../components/data-table";
-import { IfAllowed } from "../components/role";
-import { Empty, ErrorNote, Field, formatTime, Screen, useLoad, useSubmit, unplacedFailure } from "../ui";
+import { EmptyFor, IfAllowed } from "../components/role";
+import { ErrorNote, Field, formatTime, Screen, useLoad, useSubmit, unplacedFailure } from "../ui";
 import type { PanelRef, ScreenProps } from "../screen-props";
 
 const ATTRIBUTE_TYPES: AttributeType[] = ["string", "integer", "float", "date", "boolean"];
@@ -186,7 +186,11 @@ function Activities({ panel }: { panel: PanelRef }) {
         caption="Activities"
         rows={data?.activities}
         rowKey={(activity) => activity.activityid}
-        empty={<Empty title="No activities yet">Define one above; clients then post it through the activity APIs.</Empty>}
+        empty={
+          <EmptyFor panel={panel} work="audience" title="No activities yet">
+            Define one above; clients then post it through the activity APIs.
+          </EmptyFor>
+        }
         columns={[
           { header: "Id", cell: (activity) => activity.activityid, sortBy: (activity) => activity.activityid },
           { header: "Name", cell: (activity) => activity.name, sortBy: (activity) => activity.name },

@@ -4,10 +4,10 @@ import type { EmailTemplateInput, EmailTemplateSummaryView, EmailTemplateView } 
 import { useConfirm } from "../components/confirm-dialog";
 import { EmailBody, shownByEmailBody } from "../components/email-body";
 import type { EmailSource } from "../../../src/domain/email-source";
-import { may } from "../components/role";
+import { EmptyFor, may } from "../components/role";
 import { DataTable, PAGE_SIZE } from "../components/data-table";
 import type { ScreenProps } from "../screen-props";
-import { Empty, ErrorNote, failureOf, Field, FormActions, formatTime, Loading, Screen, useLoad, useSubmit, unplacedFailure } from "../ui";
+import { ErrorNote, failureOf, Field, FormActions, formatTime, Loading, Screen, useLoad, useSubmit, unplacedFailure } from "../ui";
 
 // The panel's saved email templates (issue 43, item 3): every role reads them; marketers and
 // owners add, change and delete them, as the admin routes allow. A campaign or a journey email
@@ -127,7 +127,11 @@ export function EmailTemplates({ panel }: ScreenProps) {
         rowLabel={(template) => `Email template ${template.name}`}
         loading={!error && <Loading />}
         pageSize={PAGE_SIZE}
-        empty={<Empty title="No email templates yet">Save a subject and body once, then start campaigns and journey emails from it.</Empty>}
+        empty={
+          <EmptyFor panel={panel} work="campaigns" title="No email templates yet">
+            Save a subject and body once, then start campaigns and journey emails from it.
+          </EmptyFor>
+        }
         columns={[
           { header: "Name", rowHeader: true, cell: (template) => template.name, sortBy: (template) => template.name },
           { header: "Subject", cell: (template) => template.subject },

@@ -2,10 +2,10 @@ import { useState, type FormEvent } from "react";
 import { admin } from "../api";
 import type { AttributeView, FormSettingsView, ListView, SignupFormInput, SignupFormSummaryView, SignupFormView } from "../../../src/domain/answers";
 import { useConfirm } from "../components/confirm-dialog";
-import { may } from "../components/role";
+import { EmptyFor, may } from "../components/role";
 import { DataTable, PAGE_SIZE } from "../components/data-table";
 import type { ScreenProps } from "../screen-props";
-import { CopyButton, Empty, ErrorNote, failureOf, Field, FormActions, formatTime, Loading, Screen, useLoad, useSubmit, unplacedFailure } from "../ui";
+import { CopyButton, ErrorNote, failureOf, Field, FormActions, formatTime, Loading, Screen, useLoad, useSubmit, unplacedFailure } from "../ui";
 
 // Signup forms (issue 45): every role reads them; marketers and owners make and change them.
 // Each form is a hosted page, an HTML snippet to paste into any site, and a JSON endpoint.
@@ -309,7 +309,11 @@ export function Forms({ panel }: ScreenProps) {
         rowLabel={(form) => `Signup form ${form.name}`}
         loading={!error && <Loading />}
         pageSize={PAGE_SIZE}
-        empty={<Empty title="No signup forms yet">Make one below, then link its page or paste its snippet into a site.</Empty>}
+        empty={
+          <EmptyFor panel={panel} work="forms" title="No signup forms yet">
+            Make one below, then link its page or paste its snippet into a site.
+          </EmptyFor>
+        }
         columns={[
           { header: "Name", rowHeader: true, cell: (form) => form.name, sortBy: (form) => form.name },
           { header: "Double opt-in", cell: (form) => (form.double_opt_in ? "On" : "Off") },

@@ -2,6 +2,7 @@ import { admin } from "../api";
 import { Link } from "../router";
 import type { Overview } from "../../../src/domain/answers";
 import { countFigure, ErrorNote, Loading, Screen, useLoad } from "../ui";
+import { EmptyFor } from "../components/role";
 import { HomeHistory } from "./home-history";
 import type { ScreenProps } from "../screen-props";
 
@@ -38,12 +39,11 @@ export function Home({ panel }: ScreenProps) {
             ))}
           </div>
           {data.contacts === 0 && (
-            <div className="empty" style={{ marginTop: "1rem" }}>
-              <h2>No contacts yet</h2>
-              <p>
+            <div style={{ marginTop: "1rem" }}>
+              <EmptyFor panel={panel} work="audience" title="No contacts yet" otherwise="Contacts arrive through the API and with files imported into lists.">
                 Create a list and drop a CSV file on it in <Link href={`${base}/lists`}>Lists</Link>, or create a user in{" "}
                 <Link href={`${base}/users`}>Users and API keys</Link> and add contacts through the API.
-              </p>
+              </EmptyFor>
             </div>
           )}
           <HomeHistory panelId={panel.id} />

@@ -20,9 +20,9 @@ import type {
   SplitWinnerBody,
 } from "../../../src/domain/answers";
 import { DataTable, PAGE_SIZE } from "../components/data-table";
-import { Empty, ErrorNote, failureOf, formatTime, Loading, Screen, useEvery, useLoad } from "../ui";
+import { ErrorNote, failureOf, formatTime, Loading, Screen, useEvery, useLoad } from "../ui";
 import { useConfirm } from "../components/confirm-dialog";
-import { lockFor, may, RoleNote } from "../components/role";
+import { EmptyFor, lockFor, may, RoleNote } from "../components/role";
 import type { PanelRef, ScreenProps } from "../screen-props";
 
 /** The trigger's node id on the canvas (journey-builder/model.ts, not imported: it would pull the canvas into this chunk). */
@@ -78,9 +78,9 @@ export function Journeys({ panel }: ScreenProps) {
         rowKey={(journey) => journey.id}
         pageSize={PAGE_SIZE}
         empty={
-          <Empty title="No journeys yet">
+          <EmptyFor panel={panel} work="journeys" title="No journeys yet" otherwise="Journeys built on the canvas or defined through the admin API are listed here.">
             Build one on the canvas with “New journey”, from a blank page or one of the templates; journeys defined through the admin API appear here too.
-          </Empty>
+          </EmptyFor>
         }
         columns={[
           { header: "Name", cell: (journey) => <Link href={base + journeyPath(journey.id)}>{journey.name}</Link>, sortBy: (journey) => journey.name },

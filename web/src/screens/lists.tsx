@@ -8,7 +8,7 @@ import { DataTable } from "../components/data-table";
 import { Empty, ErrorNote, Field, FormActions, failureOf, formatTime, Loading, Screen, unplacedFailure, useLoad, useSubmit } from "../ui";
 import type { PanelRef, ScreenProps } from "../screen-props";
 import { useConfirm } from "../components/confirm-dialog";
-import { lockFor, may, RoleNote } from "../components/role";
+import { EmptyFor, lockFor, may, RoleNote } from "../components/role";
 
 /** Follows an import job until it ends, with rows done, created, updated and failed. */
 function JobProgress({ panelId, jobId, onDone }: { panelId: string; jobId: string; onDone: () => void }) {
@@ -401,7 +401,9 @@ export function Lists({ panel }: ScreenProps) {
       {!data ? (
         <Loading />
       ) : data.lists.length === 0 ? (
-        <Empty title="No lists yet">Create a list above, then drop a CSV file of contacts on it.</Empty>
+        <EmptyFor panel={panel} work="audience" title="No lists yet">
+          Create a list above, then drop a CSV file of contacts on it.
+        </EmptyFor>
       ) : (
         <ul className="plain">
           {data.lists.map((list) => (
@@ -469,9 +471,9 @@ export function ListMembers({ panel, params }: ScreenProps) {
             rows={data.members}
             rowKey={(member) => member.key}
             empty={
-              <Empty title="No members">
+              <EmptyFor panel={panel} work="audience" title="No members" otherwise="Contacts join it when a file is imported into it, or when the API adds them with its listid.">
                 Drop a CSV file on the list or import one from a URL in <Link href={`${base}/lists`}>Lists</Link>; contacts added through the API with its listid join it too.
-              </Empty>
+              </EmptyFor>
             }
             columns={[
               { header: data.primary_key, cell: (member) => <Link href={`${base}/contacts/${encodeURIComponent(member.key)}`}>{member.key}</Link> },

@@ -3,11 +3,11 @@ import { admin } from "../api";
 import { navigate, Link } from "../router";
 import type { SegmentExportView, SegmentHistoryView, SegmentPage } from "../../../src/domain/answers";
 import { DataTable } from "../components/data-table";
-import { Empty, ErrorNote, formatTime, countFigure, Loading, Screen, useLoad, useSubmit } from "../ui";
+import { ErrorNote, formatTime, countFigure, Loading, Screen, useLoad, useSubmit } from "../ui";
 import { editorStateOf, SegmentEditor } from "./segments";
 import { useConfirm } from "../components/confirm-dialog";
-import { may } from "../components/role";
-import type { ScreenProps } from "../screen-props";
+import { EmptyFor, may } from "../components/role";
+import type { PanelRef, ScreenProps } from "../screen-props";
 
 
 /** Entries and exits per day over the last 30 days. */
@@ -30,7 +30,8 @@ function SizeOverTime({ panelId, segmentId, after }: { panelId: string; segmentI
 }
 
 /** The members, a page at a time (the primary key and a few attributes). */
-function Members({ panelId, segmentId, after }: { panelId: string; segmentId: string; after: unknown }) {
+function Members({ panel, segmentId, after }: { panel: PanelRef; segmentId: string; after: unknown }) {
+  const panelId = panel.id;
   const [cursor, setCursor] = useState<string>();
   const [trail, setTrail] = useState<(string | undefined)[]>([]);
   const query = new URLSearchParams({ limit: "25", ...(cursor ? { cursor } : {}) });
@@ -45,7 +46,11 @@ function Members({ panelId, segmentId, after }: { panelId: string; segmentId: st
       caption="Members of the segment"
       rows={data?.contacts}
       rowKey={(_, i) => i}
-      empty={<Empty title="No members now">Contacts join as soon as they match; edit the conditions below if none should.</Empty>}
+      empty={
+        <EmptyFor panel={panel} work="audience" title="No members now" otherwise="Contacts join as soon as they match.">
+          Contacts join as soon as they match; edit the conditions below if none should.
+        </EmptyFor>
+      }
       columns={columns.map((c) => ({ header: c, cell: (contact: Record<string, unknown>) => (contact[c] === undefined ? "" : String(contact[c])) }))}
       pagerLabel="Members pages"
       serverPages={{
@@ -124,7 +129,7 @@ export function Segment({ panel, params }: ScreenProps) {
       <h2>Size over time</h2>
       <SizeOverTime panelId={panel.id} segmentId={id} after={version} />
       <h2>Members</h2>
-      <Members panelId={panel.id} segmentId={id} after={version} />
+      <Members panel={panel} segmentId={id} after={version} />
       {writable && <ExportCsv panelId={panel.id} segmentId={id} />}
       <h2>Conditions</h2>
       {writable && editable ? (

@@ -4,8 +4,8 @@ import type { ActivityView, AttributeView, ListView, SegmentCountRequest, Segmen
 import type { Engagement, ReachableChannel, SegmentAttributeOp } from "../../../src/domain/answers";
 import { Link } from "../router";
 import { DataTable, PAGE_SIZE } from "../components/data-table";
-import { Empty, ErrorNote, Field, formatTime, countFigure, Loading, Screen, unplacedFailure, useLoad, useSubmit } from "../ui";
-import { may, RoleNote } from "../components/role";
+import { ErrorNote, Field, formatTime, countFigure, Loading, Screen, unplacedFailure, useLoad, useSubmit } from "../ui";
+import { EmptyFor, may, RoleNote } from "../components/role";
 import { OPERATOR_WORDS } from "../components/operator-words";
 import type { ScreenProps } from "../screen-props";
 
@@ -398,7 +398,11 @@ export function Segments({ panel }: ScreenProps) {
         rows={data?.segments}
         rowKey={(segment) => segment.id}
         pageSize={PAGE_SIZE}
-        empty={<Empty title="No segments yet">Build one below: pick conditions on attributes, lists, activities or email engagement and watch the count.</Empty>}
+        empty={
+          <EmptyFor panel={panel} work="audience" title="No segments yet">
+            Build one below: pick conditions on attributes, lists, activities or email engagement and watch the count.
+          </EmptyFor>
+        }
         columns={[
           {
             header: "Name",

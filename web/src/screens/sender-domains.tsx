@@ -2,14 +2,15 @@ import { useState, type FormEvent } from "react";
 import { admin, ApiFailure } from "../api";
 import type { CreateSenderDomain, DomainCheckName, Overview, SenderDomainView, TrackingDomainView } from "../../../src/domain/answers";
 import { DataTable } from "../components/data-table";
-import { CopyableValue, CopyButton, Empty, ErrorNote, failureOf, Field, formatTime, Loading, Screen, useLoad, unplacedFailure } from "../ui";
-import { may } from "../components/role";
-import type { ScreenProps } from "../screen-props";
+import { CopyableValue, CopyButton, ErrorNote, failureOf, Field, formatTime, Loading, Screen, useLoad, unplacedFailure } from "../ui";
+import { EmptyFor, IfAllowed, lockFor, may } from "../components/role";
+import type { PanelRef, ScreenProps } from "../screen-props";
 import { useConfirm } from "../components/confirm-dialog";
 
 // The domains the panel sends from (SPF, DKIM, DMARC records to publish and their last check)
 // and its tracking domain (a CNAME). Reading is for every role; adding, verifying and removing
-// are for owners, as the admin routes require.
+// are for owners, as the admin routes require: other roles see the buttons locked and, in place
+// of the forms, the sentence saying so (components/role).
 
 const RECORD_LABELS: Record<DomainCheckName, string> = {
   spf: "SPF",
@@ -67,7 +68,8 @@ function CheckResult({ domain, purpose }: { domain: SenderDomainView; purpose: D
   );
 }
 
-function SenderDomainCard({ panelId, domain, owner, onChanged }: { panelId: string; domain: SenderDomainView; owner: boolean; onChanged: () => void }) {
+function SenderDomainCard({ panel, domain, onChanged }: { panel: PanelRef; domain: SenderDomainView; onChanged: () => void }) {
+  const panelId = panel.id;
   const [confirm, confirmation] = useConfirm();
   const { busy, failure, run } = useAction(onChanged);
   const zone = domain.records
@@ -81,14 +83,15 @@ function SenderDomainCard({ panelId, domain, owner, onChanged }: { panelId: stri
           {domain.domain} <span className={`badge domain-${domain.state}`}>{STATE_LABELS[domain.state]}</span>
         </h2>
         <div className="row">
-          <button type="button" disabled={busy || !owner} onClick={() => run(() => admin("POST", panelId, domainPath(domain.domain, "/verify")))}>
+          <button type="button" disabled={busy} {...lockFor(panel, "domains")} onClick={() => run(() => admin("POST", panelId, domainPath(domain.domain, "/verify")))}>
             {busy ? "Checking…" : "Verify"}
             <span className="visually-hidden"> {domain.domain}</span>
           </button>
           <button
             type="button"
             className="danger"
-            disabled={busy || !owner}
+            disabled={busy}
+            {...lockFor(panel, "domains")}
             aria-label={`Remove ${domain.domain}`}
             onClick={async () => {
               if (await confirm({
@@ -103,7 +106,12 @@ function SenderDomainCard({ panelId, domain, owner, onChanged }: { panelId: stri
         </div>
       </div>
       <p className="muted">
-        {domain.checked_at ? `Last checked ${formatTime(domain.checked_at)}.` : "Publish the records below at your DNS host, then press “Verify”."} SPF, DKIM (RSA)
+        {domain.checked_at
+          ? `Last checked ${formatTime(domain.checked_at)}.`
+          : may(panel, "domains")
+            ? "Publish the records below at your DNS host, then press “Verify”."
+            : "Not checked yet."}{" "}
+        SPF, DKIM (RSA)
         and DMARC must pass for the domain to be verified.
       </p>
       <ErrorNote error={failure} />
@@ -136,7 +144,7 @@ function SenderDomainCard({ panelId, domain, owner, onChanged }: { panelId: stri
   );
 }
 
-function AddSenderDomain({ panelId, owner, onAdded }: { panelId: string; owner: boolean; onAdded: () => void }) {
+function AddSenderDomain({ panelId, onAdded }: { panelId: string; onAdded: () => void }) {
   const [domain, setDomain] = useState("");
   const [fields, setFields] = useState<Record<string, string>>({});
   const [failure, setFailure] = useState<string>();
@@ -160,11 +168,9 @@ function AddSenderDomain({ panelId, owner, onAdded }: { panelId: string; owner: 
       <ErrorNote error={unplacedFailure(failure, fields, ["domain"])} />
       <div className="row">
         <Field label="Sender domain" hint="The part after @ in your sender addresses, such as shop.example.com" error={fields.domain}>
-          {(props) => <input {...props} required disabled={!owner} value={domain} onChange={(e) => setDomain(e.target.value)} />}
+          {(props) => <input {...props} required value={domain} onChange={(e) => setDomain(e.target.value)} />}
         </Field>
-        <button type="submit" disabled={!owner}>
-          Add domain
-        </button>
+        <button type="submit">Add domain</button>
       </div>
     </form>
   );
@@ -179,7 +185,8 @@ async function loadTrackingDomain(panelId: string): Promise<TrackingDomainView |
   }
 }
 
-function TrackingDomain({ panelId, owner }: { panelId: string; owner: boolean }) {
+function TrackingDomain({ panel }: { panel: PanelRef }) {
+  const panelId = panel.id;
   const [confirm, confirmation] = useConfirm();
   const [tick, setTick] = useState(0);
   const reload = () => setTick((t) => t + 1);
@@ -218,7 +225,9 @@ function TrackingDomain({ panelId, owner }: { panelId: string; owner: boolean })
       {data === undefined ? (
         !error && <Loading />
       ) : data === null ? (
-        <Empty title="No tracking domain">Set a host such as t.shop.example.com below, publish its CNAME record, then verify it.</Empty>
+        <EmptyFor panel={panel} work="domains" title="No tracking domain">
+          Set a host such as t.shop.example.com below, publish its CNAME record, then verify it.
+        </EmptyFor>
       ) : (
         <section className="card" aria-label={`Tracking domain ${data.domain}`}>
           <div className="screen-head">
@@ -228,7 +237,8 @@ function TrackingDomain({ panelId, owner }: { panelId: string; owner: boolean })
             <div className="row">
               <button
                 type="button"
-                disabled={busy || !owner}
+                disabled={busy}
+                {...lockFor(panel, "domains")}
                 onClick={() => run(async () => setCheck(await admin<TrackingDomainView>("POST", panelId, "/tracking-domain/verify")))}
               >
                 {busy ? "Checking…" : "Verify"}
@@ -237,7 +247,8 @@ function TrackingDomain({ panelId, owner }: { panelId: string; owner: boolean })
               <button
                 type="button"
                 className="danger"
-                disabled={busy || !owner}
+                disabled={busy}
+                {...lockFor(panel, "domains")}
                 aria-label={`Remove ${data.domain}`}
                 onClick={async () => {
                   if (await confirm({
@@ -272,17 +283,17 @@ function TrackingDomain({ panelId, owner }: { panelId: string; owner: boolean })
           )}
         </section>
       )}
-      <form className="card" onSubmit={submit} aria-label="Set the tracking domain">
-        <ErrorNote error={unplacedFailure(formFailure, fields, ["domain"])} />
-        <div className="row">
-          <Field label="Tracking host" hint="A host of your sender domain, such as t.shop.example.com; setting another replaces the current one" error={fields.domain}>
-            {(props) => <input {...props} required disabled={!owner} value={domain} onChange={(e) => setDomain(e.target.value)} />}
-          </Field>
-          <button type="submit" disabled={!owner}>
-            Set tracking domain
-          </button>
-        </div>
-      </form>
+      <IfAllowed panel={panel} work="domains" what="Setting the tracking domain">
+        <form className="card" onSubmit={submit} aria-label="Set the tracking domain">
+          <ErrorNote error={unplacedFailure(formFailure, fields, ["domain"])} />
+          <div className="row">
+            <Field label="Tracking host" hint="A host of your sender domain, such as t.shop.example.com; setting another replaces the current one" error={fields.domain}>
+              {(props) => <input {...props} required value={domain} onChange={(e) => setDomain(e.target.value)} />}
+            </Field>
+            <button type="submit">Set tracking domain</button>
+          </div>
+        </form>
+      </IfAllowed>
       {confirmation}
     </section>
   );
@@ -309,7 +320,6 @@ function EmailSetupNote({ email }: { email: Overview["email"] }) {
 }
 
 export function SenderDomains({ panel }: ScreenProps) {
-  const owner = may(panel, "domains");
   const [tick, setTick] = useState(0);
   const reload = () => setTick((t) => t + 1);
   const { data, error } = useLoad(() => admin<{ sender_domains: SenderDomainView[] }>("GET", panel.id, "/sender-domains"), [panel.id, tick]);
@@ -318,22 +328,25 @@ export function SenderDomains({ panel }: ScreenProps) {
   return (
     <Screen title="Sender domains">
       {overview.data && <EmailSetupNote email={overview.data.email} />}
-      {!owner && <p className="muted">Only an owner of the panel can add, verify or remove domains; you are {panel.role}.</p>}
       <ErrorNote error={error} />
       {!data ? (
         !error && <Loading />
       ) : data.sender_domains.length === 0 ? (
-        <Empty title="No sender domains yet">Add the domain of your sender addresses below: its SPF, DKIM and DMARC records to publish are shown here.</Empty>
+        <EmptyFor panel={panel} work="domains" title="No sender domains yet">
+          Add the domain of your sender addresses below: its SPF, DKIM and DMARC records to publish are shown here.
+        </EmptyFor>
       ) : (
         <ul className="plain">
           {data.sender_domains.map((domain) => (
-            <SenderDomainCard key={domain.domain} panelId={panel.id} domain={domain} owner={owner} onChanged={reload} />
+            <SenderDomainCard key={domain.domain} panel={panel} domain={domain} onChanged={reload} />
           ))}
         </ul>
       )}
-      <h2>Add a sender domain</h2>
-      <AddSenderDomain panelId={panel.id} owner={owner} onAdded={reload} />
-      <TrackingDomain panelId={panel.id} owner={owner} />
+      <IfAllowed panel={panel} work="domains" what="Adding a sender domain">
+        <h2>Add a sender domain</h2>
+        <AddSenderDomain panelId={panel.id} onAdded={reload} />
+      </IfAllowed>
+      <TrackingDomain panel={panel} />
     </Screen>
   );
 }

@@ -3,9 +3,9 @@ import { admin } from "../api";
 import type { TopicInput, TopicView } from "../../../src/domain/answers";
 import { useConfirm } from "../components/confirm-dialog";
 import { DataTable, PAGE_SIZE } from "../components/data-table";
-import { may, RoleNote } from "../components/role";
+import { EmptyFor, may, RoleNote } from "../components/role";
 import type { ScreenProps } from "../screen-props";
-import { Empty, ErrorNote, failureOf, Field, FormActions, formatTime, Loading, Screen, unplacedFailure, useLoad, useSubmit } from "../ui";
+import { ErrorNote, failureOf, Field, FormActions, formatTime, Loading, Screen, unplacedFailure, useLoad, useSubmit } from "../ui";
 
 // The panel's topics (issue 45, item 4): the subscription groups shown as boxes on the
 // preference page, which campaigns and journey message steps may name. Every role reads them;
@@ -80,7 +80,11 @@ export function Topics({ panel }: ScreenProps) {
         rowLabel={(topic) => `Topic ${topic.name}`}
         loading={!error && <Loading />}
         pageSize={PAGE_SIZE}
-        empty={<Empty title="No topics yet">Add one, then name it on a campaign or a journey message.</Empty>}
+        empty={
+          <EmptyFor panel={panel} work="topics" title="No topics yet">
+            Add one, then name it on a campaign or a journey message.
+          </EmptyFor>
+        }
         columns={[
           { header: "Name", rowHeader: true, cell: (topic) => topic.name, sortBy: (topic) => topic.name },
           { header: "Description", cell: (topic) => topic.description || <span className="muted">None</span> },

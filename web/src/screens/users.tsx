@@ -2,9 +2,9 @@ import { useState, type FormEvent } from "react";
 import { admin } from "../api";
 import type { CreateUser, PatchUser, UserView } from "../../../src/domain/answers";
 import { DataTable, PAGE_SIZE } from "../components/data-table";
-import { CopyButton, Empty, ErrorNote, Field, formatTime, Screen, useLoad, useSubmit, unplacedFailure } from "../ui";
+import { CopyButton, ErrorNote, Field, formatTime, Screen, useLoad, useSubmit, unplacedFailure } from "../ui";
 import { useConfirm } from "../components/confirm-dialog";
-import { lockFor, may, RoleNote } from "../components/role";
+import { EmptyFor, lockFor, may, RoleNote } from "../components/role";
 import type { ScreenProps } from "../screen-props";
 
 /** A key is shown once: right after creation or rotation, never again. */
@@ -66,7 +66,11 @@ export function Users({ panel }: ScreenProps) {
         rows={data?.users}
         rowKey={(user) => user.id}
         pageSize={PAGE_SIZE}
-        empty={<Empty title="No users yet">Create a user above to get an API key; then turn API mode on in Settings so the key is accepted.</Empty>}
+        empty={
+          <EmptyFor panel={panel} work="apiKeys" title="No users yet">
+            Create a user above to get an API key; then turn API mode on in Settings so the key is accepted.
+          </EmptyFor>
+        }
         columns={[
           { header: "Email", cell: (user) => user.email, sortBy: (user) => user.email },
           { header: "Name", cell: (user) => user.name ?? "—", sortBy: (user) => user.name },

@@ -13,8 +13,8 @@ import type {
 } from "../../../src/domain/answers";
 import { DataTable, PAGE_SIZE } from "../components/data-table";
 import { Empty, ErrorNote, Field, failureOf, formatTime, Loading, Screen, useLoad, unplacedFailure } from "../ui";
-import { IfAllowed, lockFor } from "../components/role";
-import type { ScreenProps } from "../screen-props";
+import { EmptyFor, IfAllowed, lockFor } from "../components/role";
+import type { PanelRef, ScreenProps } from "../screen-props";
 
 const path = (id: string, rest = "") => `/webhooks/${encodeURIComponent(id)}${rest}`;
 
@@ -208,7 +208,11 @@ export function Webhooks({ panel }: ScreenProps) {
         rows={data?.webhooks}
         rowKey={(webhook) => webhook.id}
         pageSize={PAGE_SIZE}
-        empty={<Empty title="No webhooks yet">Add one below with the URL of your endpoint, then open it and press “Send test”.</Empty>}
+        empty={
+          <EmptyFor panel={panel} work="webhooks" title="No webhooks yet">
+            Add one below with the URL of your endpoint, then open it and press “Send test”.
+          </EmptyFor>
+        }
         columns={[
           { header: "Label", cell: (webhook) => <Link href={base + path(webhook.id)}>{webhook.label}</Link>, sortBy: (webhook) => webhook.label },
           { header: "URL", cell: (webhook) => <code>{webhook.url}</code>, sortBy: (webhook) => webhook.url },
@@ -240,7 +244,8 @@ function TestResult({ answer }: { answer: WebhookTestAnswer }) {
   );
 }
 
-function Deliveries({ panelId, webhookId, tick }: { panelId: string; webhookId: string; tick: number }) {
+function Deliveries({ panel, webhookId, tick }: { panel: PanelRef; webhookId: string; tick: number }) {
+  const panelId = panel.id;
   const { data, error, reload } = useLoad(
     () => admin<{ deliveries: DeliveryView[] }>("GET", panelId, path(webhookId, "/deliveries?limit=50")),
     [panelId, webhookId, tick],
@@ -258,7 +263,11 @@ function Deliveries({ panelId, webhookId, tick }: { panelId: string; webhookId: 
         caption="Delivery and test attempts, newest first"
         rows={data?.deliveries}
         rowKey={(d, i) => `${d.at}-${d.batch_id}-${i}`}
-        empty={<Empty title="No attempts yet">Press “Send test”, or wait for a journey to send events: every attempt is listed here, newest first.</Empty>}
+        empty={
+          <EmptyFor panel={panel} work="webhooks" title="No attempts yet" otherwise="Every attempt to deliver this webhook's events, and every test, is listed here, newest first.">
+            Press “Send test”, or wait for a journey to send events: every attempt is listed here, newest first.
+          </EmptyFor>
+        }
         columns={[
           { header: "Time", cell: (d) => formatTime(d.at) },
           { header: "Kind", cell: (d) => d.kind },
@@ -485,7 +494,7 @@ export function Webhook({ panel, params }: ScreenProps) {
       </div>
       <ErrorNote error={failure} />
       {answer && <TestResult answer={answer} />}
-      <Deliveries panelId={panel.id} webhookId={id} tick={tick} />
+      <Deliveries panel={panel} webhookId={id} tick={tick} />
       <IfAllowed panel={panel} work="webhookReplays" what="Replaying past events">
         <Replays panelId={panel.id} webhookId={id} />
       </IfAllowed>
