@@ -70,6 +70,7 @@
 -- migration 0121_sms_stops_rebuild_reachable_segments.sql
 -- migration 0122_sms_stops_by_time.sql
 -- migration 0123_erasure_requester.sql
+-- migration 0124_sms_stops_mark_flagged_segments.sql
 
 -- table activities
 
@@ -1460,11 +1461,13 @@ CREATE TABLE segments (
   checked_at   INTEGER NOT NULL,
   created_at   INTEGER NOT NULL,
   updated_at   INTEGER NOT NULL
-, recheck_upto INTEGER);
+, recheck_upto INTEGER, on_sms_stops INTEGER NOT NULL DEFAULT 0);
 
 CREATE INDEX segments_building ON segments (updated_at) WHERE build_cursor IS NOT NULL;
 
 CREATE INDEX segments_by_panel ON segments (panel_id, created_at);
+
+CREATE INDEX segments_reading_sms_stops ON segments (panel_id) WHERE on_sms_stops = 1;
 
 CREATE INDEX segments_rechecking ON segments (checked_at) WHERE recheck_upto IS NOT NULL;
 
@@ -1554,13 +1557,13 @@ CREATE INDEX sms_suppressions_by_time ON sms_suppressions (panel_id, created_at 
 CREATE TRIGGER sms_lift_rebuilds_segments AFTER DELETE ON sms_suppressions
 BEGIN
   UPDATE segments SET build_cursor = COALESCE(build_cursor, 0), rebuild_due = CASE WHEN build_cursor IS NULL THEN 0 ELSE 1 END
-  WHERE panel_id = OLD.panel_id AND EXISTS (SELECT 1 FROM json_tree(segments.definition) t WHERE t.key = 'reachable' AND t.atom = 'sms');
+  WHERE panel_id = OLD.panel_id AND on_sms_stops = 1 AND (build_cursor IS NULL OR (build_cursor > 0 AND rebuild_due = 0));
 END;
 
 CREATE TRIGGER sms_stop_rebuilds_segments AFTER INSERT ON sms_suppressions
 BEGIN
   UPDATE segments SET build_cursor = COALESCE(build_cursor, 0), rebuild_due = CASE WHEN build_cursor IS NULL THEN 0 ELSE 1 END
-  WHERE panel_id = NEW.panel_id AND EXISTS (SELECT 1 FROM json_tree(segments.definition) t WHERE t.key = 'reachable' AND t.atom = 'sms');
+  WHERE panel_id = NEW.panel_id AND on_sms_stops = 1 AND (build_cursor IS NULL OR (build_cursor > 0 AND rebuild_due = 0));
 END;
 
 -- table sms_templates

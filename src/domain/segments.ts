@@ -242,10 +242,12 @@ export interface SegmentDependencies {
   sends: boolean;
   /** Conditions relative to now, re-checked as time passes. */
   slides: boolean;
+  /** SMS stops and lifts (`reachable: sms`): shard migration 0124's triggers mark only such segments for a build. */
+  smsStops: boolean;
 }
 
 export function dependenciesOf(node: SegmentNode): SegmentDependencies {
-  const deps: SegmentDependencies = { attributes: false, lists: false, events: false, sends: false, slides: false };
+  const deps: SegmentDependencies = { attributes: false, lists: false, events: false, sends: false, slides: false, smsStops: false };
   for (const c of conditionsOf(node)) {
     if ("attribute" in c) {
       deps.attributes = true;
@@ -253,6 +255,7 @@ export function dependenciesOf(node: SegmentNode): SegmentDependencies {
     } else if ("reachable" in c) {
       deps.attributes = true;
       if (c.reachable === "email") deps.events = true; // an unsubscribe or a bounce suppresses the address
+      if (c.reachable === "sms") deps.smsStops = true; // a stop names a number, not a contact
     } else if ("list" in c) deps.lists = true;
     else if ("activity" in c) {
       deps.events = true;

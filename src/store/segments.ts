@@ -40,6 +40,7 @@ interface SegmentRow {
   on_events: number;
   on_sends: number;
   slides: number;
+  on_sms_stops: number;
   version: number;
   build_cursor: number | null;
   checked_at: number;
@@ -47,7 +48,7 @@ interface SegmentRow {
   updated_at: number;
 }
 
-const COLUMNS = "id, panel_id, name, definition, on_attributes, on_lists, on_events, on_sends, slides, version, build_cursor, checked_at, created_at, updated_at";
+const COLUMNS = "id, panel_id, name, definition, on_attributes, on_lists, on_events, on_sends, slides, on_sms_stops, version, build_cursor, checked_at, created_at, updated_at";
 
 function fromRow(row: SegmentRow): Segment {
   return {
@@ -55,7 +56,7 @@ function fromRow(row: SegmentRow): Segment {
     panelId: row.panel_id,
     name: row.name,
     match: JSON.parse(row.definition) as SegmentNode,
-    dependencies: { attributes: row.on_attributes === 1, lists: row.on_lists === 1, events: row.on_events === 1, sends: row.on_sends === 1, slides: row.slides === 1 },
+    dependencies: { attributes: row.on_attributes === 1, lists: row.on_lists === 1, events: row.on_events === 1, sends: row.on_sends === 1, slides: row.slides === 1, smsStops: row.on_sms_stops === 1 },
     version: row.version,
     buildCursor: row.build_cursor,
     checkedAt: row.checked_at,
@@ -64,7 +65,9 @@ function fromRow(row: SegmentRow): Segment {
   };
 }
 
-const flags = (d: SegmentDependencies) => [Number(d.attributes), Number(d.lists), Number(d.events), Number(d.sends), Number(d.slides)];
+/** The dependencies as the row's flag columns (FLAG_COLUMNS), in order. */
+const flags = (d: SegmentDependencies) => [Number(d.attributes), Number(d.lists), Number(d.events), Number(d.sends), Number(d.slides), Number(d.smsStops)];
+const FLAG_COLUMNS = "on_attributes, on_lists, on_events, on_sends, slides, on_sms_stops";
 
 /** The panel's attribute types and activity definitions, which a compiled segment reads. */
 export async function loadSegmentCatalog(db: ShardDb, panelId: string): Promise<SegmentCatalog> {
@@ -87,8 +90,8 @@ export async function loadSegmentCatalog(db: ShardDb, panelId: string): Promise<
 export async function insertSegment(db: ShardDb, segment: Pick<Segment, "id" | "panelId" | "name" | "match" | "dependencies">, now: number): Promise<Segment> {
   const row = await db
     .prepare(
-      `INSERT INTO segments (id, panel_id, name, definition, on_attributes, on_lists, on_events, on_sends, slides, build_cursor, checked_at, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?) RETURNING ${COLUMNS}`,
+      `INSERT INTO segments (id, panel_id, name, definition, ${FLAG_COLUMNS}, build_cursor, checked_at, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?) RETURNING ${COLUMNS}`,
     )
     .bind(segment.id, segment.panelId, segment.name, JSON.stringify(segment.match), ...flags(segment.dependencies), now, now, now)
     .first<SegmentRow>();
@@ -106,8 +109,8 @@ export async function updateSegment(
   const [updated] = await db.batch<SegmentRow>([
     db
       .prepare(
-        `UPDATE segments SET name = ?3, definition = ?4, on_attributes = ?5, on_lists = ?6, on_events = ?7, on_sends = ?8, slides = ?9,
-           version = version + 1, build_cursor = 0, rebuild_due = 0, recheck_upto = NULL, checked_at = ?10, updated_at = ?10
+        `UPDATE segments SET name = ?3, definition = ?4, on_attributes = ?5, on_lists = ?6, on_events = ?7, on_sends = ?8, slides = ?9, on_sms_stops = ?10,
+           version = version + 1, build_cursor = 0, rebuild_due = 0, recheck_upto = NULL, checked_at = ?11, updated_at = ?11
          WHERE panel_id = ?1 AND id = ?2 RETURNING ${COLUMNS}`,
       )
       .bind(panelId, id, change.name, JSON.stringify(change.match), ...flags(change.dependencies), now),
@@ -565,11 +568,11 @@ export function mirrorSegmentsStatements(db: ShardDb, panelId: string, segments:
       .bind(panelId, versions),
     db
       .prepare(
-        `INSERT INTO segments (id, panel_id, name, definition, on_attributes, on_lists, on_events, on_sends, slides, version, build_cursor, checked_at, created_at, updated_at)
-         SELECT r.value ->> 0, ?1, r.value ->> 1, r.value ->> 2, r.value ->> 3, r.value ->> 4, r.value ->> 5, r.value ->> 6, r.value ->> 7, r.value ->> 8, 0, ?3, r.value ->> 9, r.value ->> 10
+        `INSERT INTO segments (id, panel_id, name, definition, ${FLAG_COLUMNS}, version, build_cursor, checked_at, created_at, updated_at)
+         SELECT r.value ->> 0, ?1, r.value ->> 1, r.value ->> 2, r.value ->> 3, r.value ->> 4, r.value ->> 5, r.value ->> 6, r.value ->> 7, r.value ->> 8, r.value ->> 9, 0, ?3, r.value ->> 10, r.value ->> 11
          FROM json_each(?2) r WHERE true
          ON CONFLICT (id) DO UPDATE SET name = excluded.name, definition = excluded.definition, on_attributes = excluded.on_attributes, on_lists = excluded.on_lists,
-           on_events = excluded.on_events, on_sends = excluded.on_sends, slides = excluded.slides, updated_at = excluded.updated_at,
+           on_events = excluded.on_events, on_sends = excluded.on_sends, slides = excluded.slides, on_sms_stops = excluded.on_sms_stops, updated_at = excluded.updated_at,
            build_cursor = CASE WHEN segments.version = excluded.version THEN segments.build_cursor ELSE 0 END,
            rebuild_due = CASE WHEN segments.version = excluded.version THEN segments.rebuild_due ELSE 0 END,
            checked_at = CASE WHEN segments.version = excluded.version THEN segments.checked_at ELSE ?3 END,
