@@ -78,8 +78,36 @@ async function emptyMessage(page: Page, title: string): Promise<string> {
   return (await empty.innerText()).replace(/\s+/g, " ").trim();
 }
 
+/** A fact a read-only card lists (dl.facts): the value under its name. */
+const fact = (part: Locator, label: string) => part.locator("dl.facts > dt").getByText(label, { exact: true }).locator("xpath=following-sibling::dd[1]");
+
 async function assertAbsent(page: Page, role: "button" | "link" | "form" | "navigation", name: string): Promise<void> {
   assert.equal(await page.getByRole(role, { name, exact: true }).count(), 0, `no ${role} "${name}"`);
+}
+
+/**
+ * A card a viewer opened with View: no form, nothing to type into, and no button but Close
+ * (which closes it); none of `writes` anywhere on the page.
+ */
+async function assertOnlyRead(page: Page, card: Locator, writes: string[], name: string): Promise<void> {
+  assert.equal(await card.locator("form").count(), 0, "not a form");
+  assert.deepEqual(await inputsIn(card), [], "no field to change");
+  assert.deepEqual(await card.getByRole("button").allTextContents(), ["Close"], "only Close: nothing to save, remove or add");
+  for (const write of writes) await assertAbsent(page, "button", write);
+  await checkAccessibility(page, `${name} as a viewer`);
+  await screenshot(page, `roles-viewer-${name}`);
+  await card.getByRole("button", { name: "Close" }).click();
+  await card.waitFor({ state: "detached" });
+}
+
+/** What a viewer reads as text is still a form for a marketer: `field` editable, `save` offered. */
+async function assertMarketerEdits(suffix: string, heading: string, name: string, field: string, save: string): Promise<void> {
+  const marketer = await signedIn("marketer@example.com", "marketer passphrase");
+  await open(marketer, suffix, heading);
+  await marketer.getByRole("button", { name: `Edit ${name}`, exact: true }).click();
+  const editor = marketer.getByRole("form", { name: `Edit ${name}` });
+  assert.equal(await editor.getByLabel(field).isEditable(), true);
+  await editor.getByRole("button", { name: save }).waitFor();
 }
 
 describe("the panel by role", () => {
@@ -246,6 +274,32 @@ describe("the panel by role", () => {
     assert.equal(await emptyMessage(marketer, "No topics yet"), "No topics yet Add one, then name it on a campaign or a journey message.");
     await open(marketer, "/contacts", "Contacts");
     assert.match(await emptyMessage(marketer, "No contacts yet"), /^No contacts yet Add one by hand with “Add contact”/);
+  });
+
+  test("a viewer reads a signup form's settings as text, with nothing to change, save or delete; a marketer still edits it", async () => {
+    await adminCall("POST", `/panels/${panelId}/forms`, {
+      name: "Footer",
+      title: "Shop news",
+      fields: [{ attribute: "EMAIL", label: "Your email", required: true }],
+      lists: [listId],
+      consent_text: "Yes, send me news.",
+      allowed_origins: ["https://shop.example.com"],
+      double_opt_in: false,
+    });
+    const page = await signedIn("viewer@example.com", "viewer passphrase");
+    await open(page, "/forms", "Signup forms");
+    await page.getByRole("button", { name: "View Footer", exact: true }).click();
+    const settings = page.getByRole("region", { name: "Settings of Footer" });
+    await settings.waitFor();
+    assert.equal(await fact(settings, "Page heading").textContent(), "Shop news");
+    assert.equal(await fact(settings, "Fields").textContent(), "EMAIL labelled “Your email”, required");
+    assert.equal(await fact(settings, "Lists offered").textContent(), "Newsletter");
+    assert.equal(await fact(settings, "Consent text").textContent(), "Yes, send me news.");
+    assert.equal(await fact(settings, "Double opt-in").textContent(), "off");
+    assert.equal(await fact(settings, "Thank-you text").textContent(), "the default message");
+    assert.equal(await fact(settings, "Allowed origins").textContent(), "https://shop.example.com");
+    await assertOnlyRead(page, settings, ["Save form", "Delete Footer"], "signup-form");
+    await assertMarketerEdits("/forms", "Signup forms", "Footer", "Page heading", "Save form");
   });
 
   test("a viewer on Sender domains: Verify and Remove are locked with the role they need, the add and set forms are replaced by the sentence", async () => {

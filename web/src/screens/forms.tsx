@@ -4,10 +4,12 @@ import type { AttributeView, FormSettingsView, ListView, SignupFormInput, Signup
 import { useConfirm } from "../components/confirm-dialog";
 import { EmptyFor, may } from "../components/role";
 import { DataTable, PAGE_SIZE } from "../components/data-table";
+import { SignupFormFacts } from "./signup-form-facts";
 import type { ScreenProps } from "../screen-props";
 import { CopyButton, ErrorNote, failureOf, Field, FormActions, formatTime, Loading, Screen, useLoad, useSubmit, unplacedFailure } from "../ui";
 
-// Signup forms (issue 45): every role reads them; marketers and owners make and change them.
+// Signup forms (issue 45): every role reads them (a viewer their settings as text); marketers and
+// owners make and change them.
 // Each form is a hosted page, an HTML snippet to paste into any site, and a JSON endpoint.
 // Owners also set the Turnstile secret, what consent records keep, and download those records.
 
@@ -74,7 +76,6 @@ function FormEditor({
   lists,
   title,
   submitLabel,
-  writable,
   save,
   onCancel,
 }: {
@@ -83,7 +84,6 @@ function FormEditor({
   lists: ListView[];
   title: string;
   submitLabel: string;
-  writable: boolean;
   save: (body: SignupFormInput) => Promise<unknown>;
   onCancel?: () => void;
 }) {
@@ -183,7 +183,7 @@ function FormEditor({
       <Field label="Allowed origins" hint="Sites whose pages may post to the form, one per line (https://shop.example.com)" error={fields.allowed_origins ?? fields["allowed_origins.0"]}>
         {(props) => <textarea {...props} rows={2} value={draft.allowed_origins} onChange={(e) => set("allowed_origins", e.target.value)} />}
       </Field>
-      <FormActions submitLabel={writable ? submitLabel : undefined} busy={busy} onCancel={onCancel} cancelLabel={writable ? "Cancel" : "Close"} />
+      <FormActions submitLabel={submitLabel} busy={busy} onCancel={onCancel} />
     </form>
   );
 }
@@ -340,20 +340,23 @@ export function Forms({ panel }: ScreenProps) {
       {open && data && (
         <>
           <Snippet form={open} />
-          <FormEditor
-            key={`${open.id}-${open.updated_at}`}
-            form={open}
-            attributes={data.attributes}
-            lists={data.lists}
-            title={`${writable ? "Edit" : "View"} ${open.name}`}
-            submitLabel="Save form"
-            writable={writable}
-            save={change(open.id)}
-            onCancel={() => setOpen(null)}
-          />
+          {writable ? (
+            <FormEditor
+              key={`${open.id}-${open.updated_at}`}
+              form={open}
+              attributes={data.attributes}
+              lists={data.lists}
+              title={`Edit ${open.name}`}
+              submitLabel="Save form"
+              save={change(open.id)}
+              onCancel={() => setOpen(null)}
+            />
+          ) : (
+            <SignupFormFacts form={open} lists={data.lists} onClose={() => setOpen(null)} />
+          )}
         </>
       )}
-      {writable && data && <FormEditor attributes={data.attributes} lists={data.lists} title="New signup form" submitLabel="Add form" writable save={create} />}
+      {writable && data && <FormEditor attributes={data.attributes} lists={data.lists} title="New signup form" submitLabel="Add form" save={create} />}
       <FormSettings panelId={panel.id} owner={may(panel, "channelSettings")} />
       {confirmation}
     </Screen>
