@@ -302,6 +302,20 @@ describe("the panel by role", () => {
     await assertMarketerEdits("/forms", "Signup forms", "Footer", "Page heading", "Save form");
   });
 
+  test("a viewer reads an email template as text and a preview, with nothing to change, save or delete; a marketer still edits it", async () => {
+    await adminCall("POST", `/panels/${panelId}/email-templates`, { name: "Receipt", subject: "Your order", preheader: "", body_html: "<h1>Thanks for your order</h1>" });
+    const page = await signedIn("viewer@example.com", "viewer passphrase");
+    await open(page, "/email-templates", "Email templates");
+    await page.getByRole("button", { name: "View Receipt", exact: true }).click();
+    const template = page.getByRole("region", { name: "Template Receipt" });
+    await template.waitFor();
+    assert.equal(await fact(template, "Subject").textContent(), "Your order");
+    assert.equal(await fact(template, "Preheader").textContent(), "none");
+    await page.frameLocator("iframe[title=\"Preview of the template's HTML body\"]").getByRole("heading", { name: "Thanks for your order" }).waitFor();
+    await assertOnlyRead(page, template, ["Save template", "Delete Receipt"], "email-template");
+    await assertMarketerEdits("/email-templates", "Email templates", "Receipt", "Subject", "Save template");
+  });
+
   test("a viewer on Sender domains: Verify and Remove are locked with the role they need, the add and set forms are replaced by the sentence", async () => {
     await adminCall("POST", `/panels/${panelId}/sender-domains`, { domain: "shop.example.com" });
     await adminCall("PUT", `/panels/${panelId}/tracking-domain`, { domain: "t.shop.example.com" });

@@ -6,12 +6,14 @@ import { EmailBody, shownByEmailBody } from "../components/email-body";
 import type { EmailSource } from "../../../src/domain/email-source";
 import { EmptyFor, may } from "../components/role";
 import { DataTable, PAGE_SIZE } from "../components/data-table";
+import { EmailTemplateFacts } from "./email-template-facts";
 import type { ScreenProps } from "../screen-props";
 import { ErrorNote, failureOf, Field, FormActions, formatTime, Loading, Screen, useLoad, useSubmit, unplacedFailure } from "../ui";
 
-// The panel's saved email templates (issue 43, item 3): every role reads them; marketers and
-// owners add, change and delete them, as the admin routes allow. A campaign or a journey email
-// step that names one copies it, so a change here reaches only what names it afterwards.
+// The panel's saved email templates (issue 43, item 3): every role reads them (a viewer as text
+// and a preview); marketers and owners add, change and delete them, as the admin routes allow.
+// A campaign or a journey email step that names one copies it, so a change here reaches only
+// what names it afterwards.
 // (Not the journey templates of spec 6.3, which are whole journeys under Journeys → New.)
 
 const templatePath = (id = "") => `/email-templates${id ? `/${encodeURIComponent(id)}` : ""}`;
@@ -155,16 +157,12 @@ export function EmailTemplates({ panel }: ScreenProps) {
           },
         ]}
       />
-      {editing && (
-        <TemplateForm
-          key={editing.id}
-          template={editing}
-          title={`${writable ? "Edit" : "View"} ${editing.name}`}
-          submitLabel={writable ? "Save template" : "Close"}
-          save={writable ? change(editing.id) : async () => setEditing(null)}
-          onCancel={() => setEditing(null)}
-        />
-      )}
+      {editing &&
+        (writable ? (
+          <TemplateForm key={editing.id} template={editing} title={`Edit ${editing.name}`} submitLabel="Save template" save={change(editing.id)} onCancel={() => setEditing(null)} />
+        ) : (
+          <EmailTemplateFacts template={editing} onClose={() => setEditing(null)} />
+        ))}
       {writable && <TemplateForm title="New email template" submitLabel="Add template" save={create} />}
       {confirmation}
     </Screen>
