@@ -270,6 +270,12 @@ describe("the panel by role", () => {
     await checkAccessibility(page, "an empty list as a viewer");
 
     const marketer = await signedIn("marketer@example.com", "marketer passphrase");
+    // API users are an owner's to create: Home does not send a marketer to Users and API keys for one.
+    await open(marketer, "/", "Demo");
+    assert.equal(await emptyMessage(marketer, "No contacts yet"), "No contacts yet Create a list and drop a CSV file on it in Lists, or add contacts through the API with an API user's key.");
+    const owner = keep(await signInAsOwner(service)).page;
+    await open(owner, "/", "Demo");
+    assert.match(await emptyMessage(owner, "No contacts yet"), /or create a user in Users and API keys and add contacts through the API\.$/);
     await open(marketer, "/topics", "Topics");
     assert.equal(await emptyMessage(marketer, "No topics yet"), "No topics yet Add one, then name it on a campaign or a journey message.");
     await open(marketer, "/contacts", "Contacts");

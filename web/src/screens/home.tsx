@@ -2,7 +2,7 @@ import { admin } from "../api";
 import { Link } from "../router";
 import type { Overview } from "../../../src/domain/answers";
 import { countFigure, ErrorNote, Loading, Screen, useLoad } from "../ui";
-import { EmptyFor } from "../components/role";
+import { EmptyFor, may } from "../components/role";
 import { HomeHistory } from "./home-history";
 import type { ScreenProps } from "../screen-props";
 
@@ -41,8 +41,15 @@ export function Home({ panel }: ScreenProps) {
           {data.contacts === 0 && (
             <div style={{ marginTop: "1rem" }}>
               <EmptyFor panel={panel} work="audience" title="No contacts yet" otherwise="Contacts arrive through the API and with files imported into lists.">
-                Create a list and drop a CSV file on it in <Link href={`${base}/lists`}>Lists</Link>, or create a user in{" "}
-                <Link href={`${base}/users`}>Users and API keys</Link> and add contacts through the API.
+                Create a list and drop a CSV file on it in <Link href={`${base}/lists`}>Lists</Link>, or{" "}
+                {/* API users and their keys are an owner's to make: a marketer is not sent there. */}
+                {may(panel, "apiKeys") ? (
+                  <>
+                    create a user in <Link href={`${base}/users`}>Users and API keys</Link> and add contacts through the API.
+                  </>
+                ) : (
+                  "add contacts through the API with an API user's key."
+                )}
               </EmptyFor>
             </div>
           )}
