@@ -130,7 +130,7 @@ export async function eraseContact(env: Env, place: ErasurePlace, panelId: strin
   const written = contact.attributes[EMAIL_ATTRIBUTE];
   const recipients = [...new Set([...recipientsOf(target), ...(typeof written === "string" && written.trim() ? [written.trim()] : [])])];
   const outboxKeys = (await Promise.all([db, ...others].map((shard) => outboxKeysOf(shard, panelId, recipients)))).flat();
-  for (let i = 0; i < outboxKeys.length; i += 1000) await env.FILES.delete(outboxKeys.slice(i, i + 1000));
+  await deleteObjects(env.FILES, outboxKeys);
   await eraseFromBroadcastFiles(env.FILES, panelId, { key, attributes: contact.attributes });
 
   // The other shards first: the record on the partition's shard marks the erasure as made, and
@@ -149,6 +149,11 @@ export async function eraseContact(env: Env, place: ErasurePlace, panelId: strin
   return { ...erasure, state: done ? "done" : "archive", partsDone: rewritten, finishedAt: done ? now : null };
 }
 
+/** Deletes R2 objects by key, 1,000 a call (R2's limit for one delete). */
+async function deleteObjects(bucket: R2Bucket, keys: readonly string[]): Promise<void> {
+  for (let i = 0; i < keys.length; i += 1000) await bucket.delete(keys.slice(i, i + 1000));
+}
+
 /**
  * The erasure's last steps once the contact's rows are gone, each safe to repeat, by whichever
  * path gets there (the request, its retry, the cron): the panel's segment exports requested by
@@ -157,7 +162,7 @@ export async function eraseContact(env: Env, place: ErasurePlace, panelId: strin
  */
 async function finishErasureTail(env: Env, home: ShardDb, db: ShardDb, erasure: ContactErasure, detail: Record<string, unknown>, exportsCreatedBy: number, now: number): Promise<void> {
   const exportFiles = await withdrawExports(home, erasure.panelId, "withdrawn: a contact it lists or may list was erased; export the segment again", exportsCreatedBy, now);
-  for (let i = 0; i < exportFiles.length; i += 1000) await env.FILES.delete(exportFiles.slice(i, i + 1000));
+  await deleteObjects(env.FILES, exportFiles);
   await auditErasure(home, db, erasure, detail, now);
 }
 
@@ -188,7 +193,7 @@ async function deleteErasedCopies(bucket: R2Bucket, shards: readonly ShardDb[], 
   if (messages.length === 0) return;
   const ids = [...new Set(messages.map((m) => (m.kind === "campaign" ? campaignMessageId(m.message, contactId) : m.message)))];
   const copies = ids.map((id) => outboxKey(panelId, id));
-  for (let i = 0; i < copies.length; i += 1000) await bucket.delete(copies.slice(i, i + 1000));
+  await deleteObjects(bucket, copies);
   for (const shard of new Set([...shards, ...recorded.keys()])) {
     const here = recorded.get(shard);
     await copiesDeleted(shard, panelId, shards.includes(shard) ? ids : [], here ? { contactId, messages: here } : null);
