@@ -7,6 +7,7 @@ import { concatBytes } from "../bytes";
  */
 
 const CRLF_CRLF = new Uint8Array([13, 10, 13, 10]);
+const headerDecoder = new TextDecoder();
 /** Headers of one part longer than this are refused (they are a few lines). */
 const MAX_PART_HEADER_BYTES = 16 * 1024;
 
@@ -80,7 +81,7 @@ export async function* multipartFileBytes(body: ReadableStream<Uint8Array>, boun
         if (buffer.length > MAX_PART_HEADER_BYTES || !(await more())) throw new MultipartError("a part's headers do not end");
         end = indexOfBytes(buffer, CRLF_CRLF, 0);
       }
-      const name = partName(new TextDecoder().decode(buffer.subarray(0, end)));
+      const name = partName(headerDecoder.decode(buffer.subarray(0, end)));
       buffer = buffer.subarray(end + 4);
       const wanted = name !== undefined && names.includes(name);
       // The part's content runs to the next delimiter; bytes that may begin one are kept back.
@@ -126,7 +127,7 @@ export function multipartFields(bytes: Uint8Array, boundary: string): Array<[nam
     if (body[start] === 45 && body[start + 1] === 45) return fields;
     const headersEnd = indexOfBytes(body, CRLF_CRLF, start);
     if (headersEnd === -1 || headersEnd - start > MAX_PART_HEADER_BYTES) throw new MultipartError("a part's headers do not end");
-    const name = partName(new TextDecoder().decode(body.subarray(start, headersEnd)));
+    const name = partName(headerDecoder.decode(body.subarray(start, headersEnd)));
     if (name === undefined) throw new MultipartError("a part has no name");
     const next = indexOfBytes(body, delimiter, headersEnd + 4);
     if (next === -1) throw new MultipartError("the body ends inside a part");
