@@ -6,6 +6,7 @@ import service from "../../src/index";
 import { baselineContactLookup, baselineContainsScan, seedContacts } from "./baseline-contact-lookup";
 import { baselineDownload, baselineImportUpsert } from "./baseline-import";
 import { baselineInsert } from "./baseline-insert";
+import { baselineAddFloor } from "./baseline-add-floor";
 import { baselineInsertEvents } from "./baseline-events";
 import { baselineArchive, serviceArchive } from "./baseline-archive";
 import { baselineOutbox } from "./baseline-outbox";
@@ -23,6 +24,7 @@ export * from "../../src/index";
 
 const BASELINES: Record<string, (request: Request, env: Env, exec: ExecutionContext) => Promise<Response>> = {
   "/__bench/insert": baselineInsert,
+  "/__bench/add-floor": baselineAddFloor,
   "/__bench/insert-events": baselineInsertEvents,
   "/__bench/outbox": baselineOutbox,
   "/__bench/webhook-post": baselineWebhookPost,
