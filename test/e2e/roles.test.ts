@@ -87,12 +87,13 @@ async function assertAbsent(page: Page, role: "button" | "link" | "form" | "navi
 
 /**
  * A card a viewer opened with View: no form, nothing to type into, and no button but Close
- * (which closes it); none of `writes` anywhere on the page.
+ * (which closes it) and those of `reads` (which change nothing, as a copy); none of `writes`
+ * anywhere on the page.
  */
-async function assertOnlyRead(page: Page, card: Locator, writes: string[], name: string): Promise<void> {
+async function assertOnlyRead(page: Page, card: Locator, writes: string[], name: string, reads: string[] = []): Promise<void> {
   assert.equal(await card.locator("form").count(), 0, "not a form");
   assert.deepEqual(await inputsIn(card), [], "no field to change");
-  assert.deepEqual(await card.getByRole("button").allTextContents(), ["Close"], "only Close: nothing to save, remove or add");
+  assert.deepEqual(await card.getByRole("button").allTextContents(), [...reads, "Close"], "only Close: nothing to save, remove or add");
   for (const write of writes) await assertAbsent(page, "button", write);
   await checkAccessibility(page, `${name} as a viewer`);
   await screenshot(page, `roles-viewer-${name}`);
@@ -308,8 +309,9 @@ describe("the panel by role", () => {
     await assertMarketerEdits("/forms", "Signup forms", "Footer", "Page heading", "Save form");
   });
 
-  test("a viewer reads an email template as text and a preview, with nothing to change, save or delete; a marketer still edits it", async () => {
-    await adminCall("POST", `/panels/${panelId}/email-templates`, { name: "Receipt", subject: "Your order", preheader: "", body_html: "<h1>Thanks for your order</h1>" });
+  test("a viewer reads an email template as text, a preview and its HTML source, with nothing to change, save or delete; a marketer still edits it", async () => {
+    const bodyHtml = '<h1>Thanks for your order</h1>\n<p style="color:#333">{{NAME|there}}, see <a href="https://shop.example.com/o">your order</a></p>';
+    await adminCall("POST", `/panels/${panelId}/email-templates`, { name: "Receipt", subject: "Your order", preheader: "", body_html: bodyHtml });
     const page = await signedIn("viewer@example.com", "viewer passphrase");
     await open(page, "/email-templates", "Email templates");
     await page.getByRole("button", { name: "View Receipt", exact: true }).click();
@@ -318,7 +320,12 @@ describe("the panel by role", () => {
     assert.equal(await fact(template, "Subject").textContent(), "Your order");
     assert.equal(await fact(template, "Preheader").textContent(), "none");
     await page.frameLocator("iframe[title=\"Preview of the template's HTML body\"]").getByRole("heading", { name: "Thanks for your order" }).waitFor();
-    await assertOnlyRead(page, template, ["Save template", "Delete Receipt"], "email-template");
+    // The source is folded away until asked for, then shown as written (markup as text, not rendered).
+    const source = template.getByLabel("HTML source of Receipt");
+    assert.equal(await source.isVisible(), false);
+    await template.getByText("HTML source", { exact: true }).click();
+    assert.equal(await source.textContent(), bodyHtml);
+    await assertOnlyRead(page, template, ["Save template", "Delete Receipt"], "email-template", ["Copy the HTML"]);
     await assertMarketerEdits("/email-templates", "Email templates", "Receipt", "Subject", "Save template");
   });
 

@@ -212,6 +212,16 @@ export function Pager({ onPrevious, onNext, label }: { onPrevious?: () => void; 
   );
 }
 
+/** A text fact as a read-only view shows it: "none" when it is empty or missing. */
+export function orNone(text: string | null | undefined): string {
+  return text?.trim() ? text : "none";
+}
+
+/** Several values as one fact: joined, or "none" when there are none. */
+export function listedOrNone(values: readonly string[]): string {
+  return values.length ? values.join(", ") : "none";
+}
+
 export function formatTime(iso: string | null | undefined): string {
   if (!iso) return "—";
   return new Date(iso).toLocaleString();

@@ -3,7 +3,7 @@ import { createContext, useContext, type ReactNode } from "react";
 import { FILTER_OPS, type FilterOp } from "../../../src/domain/filters";
 import { MAX_SPLIT_BRANCHES, MIN_SPLIT_BRANCHES, splitLabels, WAITABLE_EVENTS } from "../../../src/domain/journey";
 import type { JourneyInput } from "../../../src/domain/answers";
-import { Field } from "../ui";
+import { Field, listedOrNone } from "../ui";
 import { OPERATOR_WORDS } from "../components/operator-words";
 import { filterableParams, type Catalog } from "./catalog";
 import { HANDLE_LABELS, handlesOf, TRIGGER_ID, type BuilderNode, type OutHandle, type StepSettings, type TriggerData } from "./model";
@@ -32,9 +32,6 @@ function Setting({ label, children }: { label: string; children: ReactNode }) {
     </dl>
   );
 }
-
-/** Several chosen values as text ("none" when none is). */
-const listed = (values: readonly string[]) => (values.length ? values.join(", ") : "none");
 
 function TextField({ label, value, onChange, hint, multiline }: { label: string; value: string; onChange: (value: string) => void; hint?: string; multiline?: boolean }) {
   if (useContext(ReadOnly)) return <Setting label={label}>{multiline && value ? <pre>{value}</pre> : value || "none"}</Setting>;
@@ -257,7 +254,7 @@ function StepForm({ step, channel, catalog, onChange }: { step: StepSettings; ch
               onChange={(activity) => onChange({ ...step, events: { activity } })}
             />
           ) : readOnly ? (
-            <Setting label={`Events${channel ? ` of the ${channel} before` : ""}`}>{listed(Array.isArray(step.events) ? step.events : [])}</Setting>
+            <Setting label={`Events${channel ? ` of the ${channel} before` : ""}`}>{listedOrNone(Array.isArray(step.events) ? step.events : [])}</Setting>
           ) : (
             <fieldset>
               <legend>Events{channel ? ` of the ${channel} before` : ""}</legend>
@@ -296,8 +293,8 @@ function StepForm({ step, channel, catalog, onChange }: { step: StepSettings; ch
           />
           {readOnly ? (
             <>
-              <Setting label="Attributes to pass">{listed(chosen)}</Setting>
-              <Setting label="Parameters to pass">{listed(params.map(([key, value]) => `${key}: ${String(value)}`))}</Setting>
+              <Setting label="Attributes to pass">{listedOrNone(chosen)}</Setting>
+              <Setting label="Parameters to pass">{listedOrNone(params.map(([key, value]) => `${key}: ${String(value)}`))}</Setting>
             </>
           ) : (
             <>
@@ -345,7 +342,7 @@ function SplitForm({ step, catalog, onChange }: { step: SplitSettings; catalog: 
   return (
     <>
       {readOnly ? (
-        <Setting label="Branches">{listed(step.branches.map((branch, i) => `${labels[i]} ${branch.percent}%`))}</Setting>
+        <Setting label="Branches">{listedOrNone(step.branches.map((branch, i) => `${labels[i]} ${branch.percent}%`))}</Setting>
       ) : (
         <fieldset>
           <legend>Branches (percents add up to {total})</legend>

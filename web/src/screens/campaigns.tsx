@@ -3,7 +3,7 @@ import { admin } from "../api";
 import { Link } from "../router";
 import type { CampaignList, CampaignView, CreateAudienceCampaign, CreateCampaign, CreatedCampaign, EmailTemplateSummaryView, EmailTemplateView, ListView, SegmentView } from "../../../src/domain/answers";
 import { DataTable, PAGE_SIZE } from "../components/data-table";
-import { ErrorNote, Field, Loading, Screen, useLoad, useSubmit, unplacedFailure } from "../ui";
+import { ErrorNote, Field, listedOrNone, Loading, Screen, useLoad, useSubmit, unplacedFailure } from "../ui";
 import { EmptyFor, may, RoleNote } from "../components/role";
 import type { ScreenProps } from "../screen-props";
 import { AudienceEstimateNote } from "./campaign-preview";
@@ -360,7 +360,7 @@ function NewCampaign({ panelId, timezone, leadMinutes, onCreated }: { panelId: s
         )}
       </div>
       <p className="muted" aria-live="polite">
-        Merge tags used: {tags.length ? tags.join(", ") : "none"}
+        Merge tags used: {listedOrNone(tags)}
       </p>
       <div className="row">
         <button type="submit" value="schedule">

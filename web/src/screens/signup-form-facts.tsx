@@ -1,11 +1,10 @@
 import type { ListView, SignupFormView } from "../../../src/domain/answers";
-import { FormActions } from "../ui";
+import { FormActions, listedOrNone, orNone } from "../ui";
 
 // A signup form's settings as text, for a role that may read forms but not change them: the same
 // settings the editor holds, named as its fields are, with nothing to type into or save (as the
 // journey side panel and a webhook's facts show theirs to a viewer).
 
-const orNone = (text: string | null) => (text?.trim() ? text : "none");
 /** An empty text the hosted page and the confirmation email fill in with their own. */
 const orDefault = (text: string, fallback: string) => (text.trim() ? text : fallback);
 
@@ -31,7 +30,7 @@ export function SignupFormFacts({ form, lists, onClose }: { form: SignupFormView
           </ul>
         </dd>
         <dt>Lists offered</dt>
-        <dd>{listNames.length ? listNames.join(", ") : "none"}</dd>
+        <dd>{listedOrNone(listNames)}</dd>
         <dt>Consent text</dt>
         <dd>{orNone(form.consent_text)}</dd>
         <dt>Double opt-in</dt>
@@ -45,7 +44,7 @@ export function SignupFormFacts({ form, lists, onClose }: { form: SignupFormView
         <dt>Turnstile site key</dt>
         <dd>{orNone(form.turnstile_site_key)}</dd>
         <dt>Allowed origins</dt>
-        <dd>{form.allowed_origins.length ? form.allowed_origins.join(", ") : "none"}</dd>
+        <dd>{listedOrNone(form.allowed_origins)}</dd>
       </dl>
       <FormActions busy={false} onCancel={onClose} cancelLabel="Close" />
     </section>
