@@ -7,6 +7,7 @@ import { baselineContactLookup, baselineContainsScan, seedContacts } from "./bas
 import { baselineDownload, baselineImportUpsert } from "./baseline-import";
 import { baselineInsert } from "./baseline-insert";
 import { baselineAddFloor } from "./baseline-add-floor";
+import { baselinePostFloor } from "./baseline-post-floor";
 import { baselineInsertEvents } from "./baseline-events";
 import { baselineArchive, serviceArchive } from "./baseline-archive";
 import { baselineOutbox } from "./baseline-outbox";
@@ -25,6 +26,7 @@ export * from "../../src/index";
 const BASELINES: Record<string, (request: Request, env: Env, exec: ExecutionContext) => Promise<Response>> = {
   "/__bench/insert": baselineInsert,
   "/__bench/add-floor": baselineAddFloor,
+  "/__bench/post-floor": baselinePostFloor,
   "/__bench/insert-events": baselineInsertEvents,
   "/__bench/outbox": baselineOutbox,
   "/__bench/webhook-post": baselineWebhookPost,
