@@ -7,7 +7,8 @@ import { contactShapedTable } from "./contact-table";
 // parsed, the key taken from a Map (the service's key cache), one upsert merging the attributes
 // and reading the merged row back (the answer returns the contact), and the envelope's JSON
 // answer with a request id. No checks of the attributes, no log line, no security or CORS
-// headers, no metrics, no reactions: what the service adds to this is its own cost.
+// headers, no metrics, no reactions: what the service adds to this is its own cost. `shard=N`
+// upserts into SHARD_N (default 0): bench:bigpanel's floor on the key's partition.
 const keys = new Map<string, string>();
 
 export async function baselineAddFloor(request: Request, env: Env): Promise<Response> {
@@ -17,8 +18,9 @@ export async function baselineAddFloor(request: Request, env: Env): Promise<Resp
   if (panelId === undefined) keys.set(apiKey, (panelId = "bench-floor"));
   const data = JSON.parse(form.get("data") ?? "{}") as Record<string, unknown>;
   const key = String(data.EMAIL ?? crypto.randomUUID());
-  const db = shardByIndex(env, 0)!;
-  await contactShapedTable(db, 0, "bench_floor");
+  const shard = Number(new URL(request.url).searchParams.get("shard") ?? "0");
+  const db = shardByIndex(env, shard)!;
+  await contactShapedTable(db, shard, "bench_floor");
   const now = Date.now();
   const row = await db
     .prepare(
