@@ -114,24 +114,23 @@ export async function* multipartFileBytes(body: ReadableStream<Uint8Array>, boun
  * well-formed or a part has no name.
  */
 export function multipartFields(bytes: Uint8Array, boundary: string): Array<[name: string, value: Uint8Array]> {
-  const encoder = new TextEncoder();
-  const delimiter = encoder.encode(`\r\n--${boundary}`);
-  // Every delimiter but the first follows a CRLF: the body is read as if it began with one.
-  const body = concatBytes(encoder.encode("\r\n"), bytes);
-  let at = indexOfBytes(body, delimiter, 0);
-  if (at === -1) throw new MultipartError("the body holds no part");
+  const delimiter = new TextEncoder().encode(`\r\n--${boundary}`);
+  // Every delimiter follows a CRLF except one that opens the body (no preamble before it).
+  const opening = delimiter.subarray(2);
+  const opens = bytes.length >= opening.length && opening.every((byte, i) => bytes[i] === byte);
+  const first = opens ? 0 : indexOfBytes(bytes, delimiter, 0);
+  if (first === -1) throw new MultipartError("the body holds no part");
   const fields: Array<[string, Uint8Array]> = [];
-  for (;;) {
-    const start = at + delimiter.length;
-    // After a delimiter: `--` ends the body, else the part's headers up to a blank line.
-    if (body[start] === 45 && body[start + 1] === 45) return fields;
-    const headersEnd = indexOfBytes(body, CRLF_CRLF, start);
+  // Past each delimiter: `--` ends the body, else a part's headers up to a blank line.
+  for (let start = first + (opens ? opening.length : delimiter.length); ; ) {
+    if (bytes[start] === 45 && bytes[start + 1] === 45) return fields;
+    const headersEnd = indexOfBytes(bytes, CRLF_CRLF, start);
     if (headersEnd === -1 || headersEnd - start > MAX_PART_HEADER_BYTES) throw new MultipartError("a part's headers do not end");
-    const name = partName(headerDecoder.decode(body.subarray(start, headersEnd)));
+    const name = partName(headerDecoder.decode(bytes.subarray(start, headersEnd)));
     if (name === undefined) throw new MultipartError("a part has no name");
-    const next = indexOfBytes(body, delimiter, headersEnd + 4);
+    const next = indexOfBytes(bytes, delimiter, headersEnd + 4);
     if (next === -1) throw new MultipartError("the body ends inside a part");
-    fields.push([name, body.subarray(headersEnd + 4, next)]);
-    at = next;
+    fields.push([name, bytes.subarray(headersEnd + 4, next)]);
+    start = next + delimiter.length;
   }
 }

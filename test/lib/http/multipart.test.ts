@@ -74,6 +74,17 @@ describe("multipart fields of a body held whole", () => {
     ]);
   });
 
+  it("a body that opens with its first delimiter (no preamble, as clients send it), an empty part and a part holding a CRLF", () => {
+    const body = '--XyZ\r\nContent-Disposition: form-data; name="type"\r\n\r\ncontact\r\n--XyZ\r\nContent-Disposition: form-data; name="listid"\r\n\r\n\r\n' +
+      '--XyZ\r\nContent-Disposition: form-data; name="data"\r\n\r\n{"EMAIL":\r\n"a@example.com"}\r\n--XyZ--\r\n';
+    expect(text(multipartFields(new TextEncoder().encode(body), "XyZ"))).toEqual([
+      ["type", "contact"],
+      ["listid", ""],
+      ["data", '{"EMAIL":\r\n"a@example.com"}'],
+    ]);
+    expect(() => multipartFields(new TextEncoder().encode("--Xy"), "XyZ")).toThrow(MultipartError);
+  });
+
   it("refuses a body without its boundary, one that ends inside a part, and a part without a name", () => {
     const bytes = (body: string) => new TextEncoder().encode(body);
     expect(() => multipartFields(bytes(BODY), "other")).toThrow(MultipartError);
