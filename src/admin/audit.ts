@@ -3,7 +3,7 @@ import { NEEDS } from "../domain/permissions";
 import { auditFilterOf, auditQuery, type AuditAction } from "../domain/audit";
 import { csvAttachment } from "../lib/http/respond";
 import { auditLogCsv } from "../services/audit/export";
-import { listAuditEntries } from "../store/audit";
+import { listAuditEntries, namedActor } from "../store/audit";
 import { recordAudit, type Auditor } from "../services/audit/record";
 import type { Panel } from "../store/panels";
 import type { ShardDb } from "../store/shards";
@@ -48,12 +48,7 @@ const readAuditLog = definePanelRoute({
       entries: page.map((e) => ({
         id: e.id,
         at: isoTime(e.at),
-        actor:
-          e.actorKind === "admin_token"
-            ? { kind: "admin_token" as const }
-            : e.actorKind === "api_key"
-              ? { kind: "api_key" as const, user_id: e.actorId ?? "", email: e.actorEmail }
-              : { kind: "operator" as const, id: e.actorId ?? "", email: e.actorEmail },
+        actor: namedActor(e),
         action: e.action,
         target_kind: e.action.slice(0, e.action.indexOf(".")),
         target: e.target,

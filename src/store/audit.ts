@@ -1,5 +1,6 @@
 import type { ShardDb } from "./shards";
 import type { AuditAction, AuditActorKind, AuditFilter } from "../domain/audit";
+import type { AuditEntryView } from "../domain/answers";
 
 export interface AuditEntry {
   id: number;
@@ -16,6 +17,18 @@ export interface AuditEntry {
 
 /** Who an entry names, as the log stores it. */
 export type AuditActor = Pick<AuditEntry, "actorKind" | "actorId" | "actorEmail">;
+
+/** An actor as the log's readers see one: an entry's `actor`, or an actor its detail names. */
+export function namedActor(actor: AuditActor): AuditEntryView["actor"] {
+  if (actor.actorKind === "admin_token") return { kind: "admin_token" };
+  if (actor.actorKind === "api_key") return { kind: "api_key", user_id: actor.actorId ?? "", email: actor.actorEmail };
+  return { kind: "operator", id: actor.actorId ?? "", email: actor.actorEmail };
+}
+
+/** Whether two actors are the same one. */
+export function sameActor(a: AuditActor, b: AuditActor): boolean {
+  return a.actorKind === b.actorKind && a.actorId === b.actorId;
+}
 
 export async function insertAuditEntry(db: ShardDb, entry: Omit<AuditEntry, "id">): Promise<void> {
   await db

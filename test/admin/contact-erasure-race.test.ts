@@ -331,15 +331,21 @@ describe("erasure racing a send through the outbox", () => {
     await nothingNames(address);
   });
 
-  it("an erasure its request left after the other shards' batches is in the audit log once the cron finishes it, as its requester", async () => {
+  /** A contact on SHARD_0 of a panel on two shards whose erasure, requested by operator opr_dpo, died at its own shard's batch. */
+  async function erasureByDpoDied(tag: string): Promise<{ panel: TestPanel; address: string; contactId: number }> {
     const panel = await createPanel();
     expect((await setPartitionMap(env, panel.id, TWO)).ok).toBe(true);
-    const address = await adaOnShard(panel, "audited");
+    const address = await adaOnShard(panel, tag);
     const contactId = (await shard0.prepare("SELECT id FROM contacts WHERE panel_id = ? AND pk_value = ?").bind(panel.id, address).first<number>("id"))!;
     const operator = { actorKind: "operator", actorId: "opr_dpo", actorEmail: "dpo@example.com" } as const;
     const { state, files } = sendingAtBroadcastFiles(panel, async () => {});
     const by = { requester: operator, finisher: "request" } as const;
     await expect(eraseContact(withBindings(env, { FILES: files }), diesAtOwnBatch(state), panel.id, address, Date.now(), by)).rejects.toThrow("the request died");
+    return { panel, address, contactId };
+  }
+
+  it("an erasure its request left after the other shards' batches is in the audit log once the cron finishes it, as its requester", async () => {
+    const { panel, contactId } = await erasureByDpoDied("audited");
     expect(await erasedEntries(panel)).toEqual([]);
 
     await eraseArchivedEvents.run(env, Date.now() + 10 * MINUTE);
@@ -347,6 +353,20 @@ describe("erasure racing a send through the outbox", () => {
     const erasureId = (await shard0.prepare("SELECT id FROM contact_erasures WHERE panel_id = ?").bind(panel.id).first<string>("id"))!;
     expect(await erasedEntries(panel)).toEqual([
       expect.objectContaining({ actor: { kind: "operator", id: "opr_dpo", email: "dpo@example.com" }, target: String(contactId), detail: { erasure_id: erasureId, finished_by: "cron" } }),
+    ]);
+  });
+
+  it("an erasure one operator's request left under way and another's retry finished: the entry names the requester and who finished it", async () => {
+    const { panel, address, contactId } = await erasureByDpoDied("retried");
+    // The deployment's admin token retries it.
+    const retried = await admin("DELETE", `/panels/${panel.id}/contacts/${encodeURIComponent(address)}`);
+    expect(retried.status).toBe(200);
+    expect(await erasedEntries(panel)).toEqual([
+      expect.objectContaining({
+        actor: { kind: "operator", id: "opr_dpo", email: "dpo@example.com" },
+        target: String(contactId),
+        detail: { erasure_id: retried.body.erasure_id, finished_by: { kind: "admin_token" } },
+      }),
     ]);
   });
 

@@ -5,7 +5,7 @@ import { bucketRangesOn } from "../../domain/partitions";
 import { contactReach } from "../../domain/preferences";
 import { newId } from "../../lib/random";
 import { contactsByIds, getContactByKey } from "../../store/contacts";
-import type { AuditActor } from "../../store/audit";
+import { namedActor, sameActor, type AuditActor } from "../../store/audit";
 import {
   copiesDeleted,
   eraseContactRows,
@@ -144,9 +144,19 @@ export async function eraseContact(env: Env, place: ErasurePlace, panelId: strin
   await deleteErasedCopies(env.FILES, [home, ...others, db], panelId, contact.id, recorded);
   // The contact is gone: a retry would find nothing (404), so the cron does what is left if the
   // request dies here (sweepErasedCopies, finishErasureTail).
-  await finishErasureTail(env, home, db, erasure, by.finisher === "cron" ? { finished_by: "cron" } : {}, now, now);
+  await finishErasureTail(env, home, db, erasure, finisherDetail(erasure.requestedBy, by), now, now);
   const { done, rewritten } = await rewriteArchive(env.FILES, db, erasure, PARTS_INLINE, now);
   return { ...erasure, state: done ? "done" : "archive", partsDone: rewritten, finishedAt: done ? now : null };
+}
+
+/**
+ * What the erasure's audit entry says of who finished it besides its requester (the entry's
+ * actor): the cron, or whoever retried it when that is not the requester (a retry takes over
+ * the earlier attempt's erasure, its id and requester kept).
+ */
+function finisherDetail(requester: AuditActor | null, by: ErasureBy): Record<string, unknown> {
+  if (by.finisher === "cron") return { finished_by: "cron" };
+  return requester && by.requester && !sameActor(requester, by.requester) ? { finished_by: namedActor(by.requester) } : {};
 }
 
 /** Deletes R2 objects by key, 1,000 a call (R2's limit for one delete). */

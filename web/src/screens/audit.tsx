@@ -113,6 +113,12 @@ function who(actor: AuditEntryView["actor"]): string {
   return "the deployment's admin token";
 }
 
+function isActor(value: unknown): value is AuditEntryView["actor"] {
+  if (typeof value !== "object" || value === null || !("kind" in value)) return false;
+  const { kind } = value as { kind: unknown };
+  return kind === "admin_token" || (kind === "operator" && "id" in value) || (kind === "api_key" && "user_id" in value);
+}
+
 /** A value in words; a { before, after } pair reads "before → after". */
 function valueText(value: unknown): string {
   if (typeof value === "object" && value !== null && "before" in value && "after" in value) {
@@ -120,6 +126,8 @@ function valueText(value: unknown): string {
     return `${valueText(before)} → ${valueText(after)}`;
   }
   if (value === null) return "none";
+  // An actor an entry's detail names (who finished an erasure another requested) reads as the entry's own actor does.
+  if (isActor(value)) return who(value);
   return typeof value === "object" ? JSON.stringify(value) : String(value);
 }
 
