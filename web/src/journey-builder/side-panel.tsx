@@ -3,7 +3,7 @@ import { createContext, useContext, type ReactNode } from "react";
 import { FILTER_OPS, type FilterOp } from "../../../src/domain/filters";
 import { MAX_SPLIT_BRANCHES, MIN_SPLIT_BRANCHES, splitLabels, WAITABLE_EVENTS } from "../../../src/domain/journey";
 import type { JourneyInput } from "../../../src/domain/answers";
-import { Field, listedOrNone } from "../ui";
+import { Field, listedOrNone, orNone } from "../ui";
 import { OPERATOR_WORDS } from "../components/operator-words";
 import { filterableParams, type Catalog } from "./catalog";
 import { HANDLE_LABELS, handlesOf, TRIGGER_ID, type BuilderNode, type OutHandle, type StepSettings, type TriggerData } from "./model";
@@ -34,7 +34,7 @@ function Setting({ label, children }: { label: string; children: ReactNode }) {
 }
 
 function TextField({ label, value, onChange, hint, multiline }: { label: string; value: string; onChange: (value: string) => void; hint?: string; multiline?: boolean }) {
-  if (useContext(ReadOnly)) return <Setting label={label}>{multiline && value ? <pre>{value}</pre> : value || "none"}</Setting>;
+  if (useContext(ReadOnly)) return <Setting label={label}>{multiline && value.trim() ? <pre>{value}</pre> : orNone(value)}</Setting>;
   return (
     <Field label={label} hint={hint}>
       {(props) => (multiline ? <textarea {...props} rows={6} value={value} onChange={(e) => onChange(e.target.value)} /> : <input {...props} value={value} onChange={(e) => onChange(e.target.value)} />)}
@@ -45,7 +45,7 @@ function TextField({ label, value, onChange, hint, multiline }: { label: string;
 function Choice({ label, value, options, onChange }: { label: string; value: string; options: { value: string; label: string }[]; onChange: (value: string) => void }) {
   if (useContext(ReadOnly)) {
     const chosen = options.find((option) => option.value === value);
-    return <Setting label={label}>{chosen && chosen !== NONE ? chosen.label : value || "none"}</Setting>;
+    return <Setting label={label}>{chosen && chosen !== NONE ? chosen.label : orNone(value)}</Setting>;
   }
   return (
     <Field label={label}>

@@ -20,7 +20,7 @@ import type {
   SplitWinnerBody,
 } from "../../../src/domain/answers";
 import { DataTable, PAGE_SIZE } from "../components/data-table";
-import { ErrorNote, failureOf, formatTime, Loading, Screen, useEvery, useLoad } from "../ui";
+import { ErrorNote, failureOf, formatTime, listedOrNone, Loading, Screen, useEvery, useLoad } from "../ui";
 import { useConfirm } from "../components/confirm-dialog";
 import { EmptyFor, lockFor, may, RoleNote } from "../components/role";
 import type { PanelRef, ScreenProps } from "../screen-props";
@@ -379,7 +379,7 @@ function Simulation({ panelId, journey, locked, onFigures }: { panelId: string; 
         <>
           <p aria-label="Simulation result">
             Last {simulation.days} days ({simulation.events_read} activities): {result.entered} would have entered, {result.completed} completed, {result.exited} left on the goal, {result.active} waiting now.
-            Messages: {Object.entries(result.messages).map(([channel, n]) => `${n} ${channel}`).join(", ") || "none"}
+            Messages: {listedOrNone(Object.entries(result.messages).map(([channel, n]) => `${n} ${channel}`))}
             {result.skipped &&
               ` (skipped: ${result.skipped.cap} for a cap, ${result.skipped.topic} for a topic, ${result.skipped.address ?? 0} for no address, ${result.skipped.suppressed ?? 0} for a suppressed one; ${result.deferred ?? 0} deferred)`}
             . Webhook calls:{" "}
