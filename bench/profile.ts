@@ -1,5 +1,5 @@
 // npm run bench:profile: where the service's CPU goes. Starts the benchmark build with
-// workerd's inspector open (PARTITIONS=4: the bench panel spread over four shards, as bench:bigpanel lays it), loads one path (PROFILE=api: contact add; PROFILE=insert: its baseline, one bare D1 insert; PROFILE=single: single activity posts; PROFILE=forms: signup form submissions as bench:forms sends them; PROFILE=pipeline: event
+// workerd's inspector open (PARTITIONS=4: the bench panel spread over four shards, as bench:bigpanel lays it), loads one path (PROFILE=api: contact add; PROFILE=insert: its baseline, one bare D1 insert; PROFILE=floor: its floor on shard 0; PROFILE=single: single activity posts; PROFILE=forms: signup form submissions as bench:forms sends them; PROFILE=pipeline: event
 // batches through the batch endpoint and the EVENTS consumer; PROFILE=upload: the same events through Activity API v2's
 // upload endpoint (named, unprefixed, ISO timestamps, Bearer key), the consumer detached; PROFILE=import: one bulk upload of
 // ROWS (200,000) rows of bench:import's file, from the call to `completed`), records a V8 CPU profile of the
@@ -150,6 +150,14 @@ try {
     // bench:api's baseline, one bare D1 insert: the same profile of the floor, to read the contact add's against.
     send = (i) =>
       fetch(`${origin}/__bench/insert?key=k${i}&attrs=${encodeURIComponent(JSON.stringify({ EMAIL: `user${i}@example.com`, NAME: `User ${i}`, AGE: 20 + (i % 50), CITY: "Pune" }))}`);
+  } else if (kind === "floor") {
+    // The contact add's floor (bench/worker/baseline-add-floor.ts, on shard 0): what of the add's profile is the service's own work.
+    send = (i) =>
+      fetch(`${origin}/__bench/add-floor?apikey=${panel.apiKey}`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ data: JSON.stringify({ EMAIL: `user${i}@example.com`, NAME: `User ${i}`, AGE: 20 + (i % 50), CITY: "Pune" }) }),
+      });
   } else if (kind === "forms") {
     send = await createBenchForm(origin, panel, true);
   } else if (kind === "single") {
