@@ -167,6 +167,9 @@ export function checkActivityParams(
       continue;
     }
     seen.push(name);
+    // JSON `null` is no value (what Jackson, Json.NET, Python's None and PHP's null send for a
+    // field not set): the parameter is absent, as `""` is for a number (CONTRACT 10).
+    if (value === null) continue;
     if (typeof defined !== "string") {
       const items = checkArrayParam(defined, value, `activity_params.${key}`, unknownMembers, problems, fromCells);
       if (items !== undefined) values[name] = items;
