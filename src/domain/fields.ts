@@ -136,11 +136,18 @@ export function optionalTextParam(maxLength: number) {
 }
 
 /**
- * An optional parameter that a form sends empty (`listid=`) or a JSON client as null when it has
- * no value: either is "not given", as an absent one (no list to join is not a wrong list id).
+ * An optional parameter that a form sends empty (`listid=`), or a JSON client as null or as an
+ * empty array (`"listid": []`, `json.dumps([])`: a list of ids with none chosen) when it has no
+ * value: each is "not given", as an absent one (no list to join is not a wrong list id).
  */
 export function absentWhenEmpty<S extends z.ZodType>(schema: S) {
-  return z.preprocess((value) => (value === null || (typeof value === "string" && value.trim() === "") ? undefined : value), schema.optional());
+  return z.preprocess((value) => (isEmptyValue(value) ? undefined : value), schema.optional());
+}
+
+function isEmptyValue(value: unknown): boolean {
+  if (value === null) return true;
+  if (Array.isArray(value)) return value.length === 0;
+  return typeof value === "string" && /^\s*(?:\[\s*\])?\s*$/.test(value);
 }
 
 /**

@@ -4,7 +4,7 @@ import { call, createPanel } from "../support/helpers";
 
 // Client replays, round five: how typed JSON clients write a value they do not have. Jackson
 // (Java), Json.NET and System.Text.Json (.NET), Python's json with None and PHP's json_encode with
-// null write an unset field as `null`.
+// null write an unset field as `null`; a list of ids with none chosen is `[]`.
 
 const json = async (response: Response) => ({ status: response.status, body: (await response.json()) as any });
 
@@ -69,5 +69,34 @@ describe("null activity parameters are absent", () => {
     expect(member.status).toBe(400);
     expect(member.body).toMatchObject({ result: "Failed", errors: [{ field: "activity_params.items.0.colour" }] });
     expect(await eventCount(panel.id)).toBe(0);
+  });
+});
+
+describe("a list of list ids with none chosen", () => {
+  it('contact add with "listid": [] (json.dumps([]), an empty List<int>) adds the contact to no list; delete still needs a list', async () => {
+    const panel = await createPanel();
+    expect((await postJson("/apiv2", { type: "lists", activity: "add", apikey: panel.apiKey, listname: "Newsletter" })).status).toBe(200);
+    // requests.post(f"{base}/apiv2", json={"type": "contact", "activity": "add", "apikey": key, "data": rec, "listid": []})
+    const added = await postJson("/apiv2", { type: "contact", activity: "add", apikey: panel.apiKey, data: { EMAIL: "none@example.com", NAME: "None" }, listid: [] });
+    expect(added.status).toBe(200);
+    expect(added.body).toMatchObject({ result: "Success", contact: { EMAIL: "none@example.com", NAME: "None" } });
+    // The same list sent as JSON text in a form body: listid=[]
+    const form = await call(`/apiv2?type=contact&activity=add&apikey=${encodeURIComponent(panel.apiKey)}`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: `data=${encodeURIComponent(JSON.stringify({ EMAIL: "form@example.com" }))}&listid=${encodeURIComponent("[]")}`,
+    }).then(json);
+    expect(form.status).toBe(200);
+    for (const email of ["none@example.com", "form@example.com"]) {
+      const view = await call(`/apiv2?type=contact&activity=view&apikey=${encodeURIComponent(panel.apiKey)}&data=${encodeURIComponent(email)}`).then(json);
+      expect(view.status).toBe(200);
+      expect(view.body.lists).toEqual([]);
+    }
+    const lists = await call(`/apiv2?type=lists&activity=getall&apikey=${encodeURIComponent(panel.apiKey)}`).then(json);
+    expect(lists.body.lists).toMatchObject([{ listname: "Newsletter", count: 0 }]);
+    // delete names the lists to leave: none is a mistake, said as such.
+    const removed = await postJson("/apiv2", { type: "contact", activity: "delete", apikey: panel.apiKey, data: "none@example.com", listid: [] });
+    expect(removed.status).toBe(400);
+    expect(removed.body).toMatchObject({ result: "Failed", errors: [{ field: "listid", message: "must name at least one list" }] });
   });
 });
