@@ -4,7 +4,8 @@ import { call, createPanel } from "../support/helpers";
 
 // Client replays, round five: how typed JSON clients write a value they do not have. Jackson
 // (Java), Json.NET and System.Text.Json (.NET), Python's json with None and PHP's json_encode with
-// null write an unset field as `null`; a list of ids with none chosen is `[]`.
+// null write an unset field as `null`; a list of ids with none chosen is `[]`. And an order id
+// reused as an event's guid is a number in JSON.
 
 const json = async (response: Response) => ({ status: response.status, body: (await response.json()) as any });
 
@@ -98,5 +99,23 @@ describe("a list of list ids with none chosen", () => {
     const removed = await postJson("/apiv2", { type: "contact", activity: "delete", apikey: panel.apiKey, data: "none@example.com", listid: [] });
     expect(removed.status).toBe(400);
     expect(removed.body).toMatchObject({ result: "Failed", errors: [{ field: "listid", message: "must name at least one list" }] });
+  });
+});
+
+describe("a number as an event's guid", () => {
+  it("an order id (a JSON number) is the guid as its text: a second post of it is a duplicate", async () => {
+    const { panel, checkout } = await shopPanel();
+    const event = { activityid: checkout, identity: "g@example.com", guid: 100077, activity_params: { order_id: "100077" } };
+    const first = await postJson(`/v1/activity/singleactivity/${panel.clientId}`, event);
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ result: "Success", guid: "100077", duplicate: false });
+    const again = await postJson(`/v1/activity/singleactivity/${panel.clientId}`, { ...event, guid: "100077" });
+    expect(again.body).toMatchObject({ result: "Success", guid: "100077", duplicate: true });
+    const batch = await postJson(`/v1/activity/batch/${panel.clientId}`, [event, { ...event, guid: 100078 }]);
+    expect(batch.body).toMatchObject({ result: "Success", recorded: 2, duplicates: 1, rejected: 0 });
+    expect(await eventCount(panel.id)).toBe(2);
+    const bad = await postJson(`/v1/activity/singleactivity/${panel.clientId}`, { ...event, guid: true });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ result: "Failed", errors: [{ field: "guid", message: "must be text" }] });
   });
 });

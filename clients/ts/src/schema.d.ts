@@ -793,7 +793,7 @@ export interface paths {
                          */
                         asset_id?: string | number | null;
                         /** @description Unique id of the event within the panel (at most 255 characters); a second post with it stores nothing */
-                        guid?: string | null;
+                        guid?: string | number | null;
                     };
                 };
             };
@@ -917,7 +917,7 @@ export interface paths {
                          */
                         asset_id?: string | number | null;
                         /** @description Unique id of the event within the panel (at most 255 characters); a second post with it stores nothing */
-                        guid?: string | null;
+                        guid?: string | number | null;
                     }[] | {
                         events: {
                             /**
@@ -969,7 +969,7 @@ export interface paths {
                              */
                             asset_id?: string | number | null;
                             /** @description Unique id of the event within the panel (at most 255 characters); a second post with it stores nothing */
-                            guid?: string | null;
+                            guid?: string | number | null;
                         }[];
                     };
                 };
@@ -1243,7 +1243,7 @@ export interface paths {
                          */
                         asset_id?: string | number | null;
                         /** @description Unique id of the event within the panel (at most 255 characters); a second post with it stores nothing */
-                        guid?: string | null;
+                        guid?: string | number | null;
                     }[];
                 };
             };
