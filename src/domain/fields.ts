@@ -200,6 +200,29 @@ export const emailAddress = z
   })
   .meta({ format: "email", example: "ada@example.com" });
 
+/**
+ * Text, a number as its text, or a list of texts as their comma-separated text: a JSON array
+ * (`"notify_me": ["a@example.com", "b@example.com"]`) or a name repeated in a form
+ * (`notifyemail=a&notifyemail=b`, Python's requests for a list), as clients hold a list of addresses.
+ */
+function textOrTextList(missing: string) {
+  return z
+    .union([z.string(), z.number(), z.array(z.string())], {
+      error: (issue) => (issue.input === undefined ? missing : "must be text, or a JSON array of texts"),
+    })
+    .transform((value) => (Array.isArray(value) ? value.join(",") : String(value)));
+}
+
+/** Required text as textParam reads it, which may also come as a list of texts (textOrTextList). */
+export function textListParam(maxLength: number) {
+  return textOrTextList("is required").pipe(nameText(maxLength));
+}
+
+/** Optional free text as optionalTextParam reads it, which may also come as a list of texts (textOrTextList). */
+export function optionalTextListParam(maxLength: number) {
+  return z.preprocess((value) => (value === null ? undefined : value), textOrTextList("must be text").pipe(freeText(maxLength)).optional());
+}
+
 /** Email addresses in one text, separated by commas or semicolons: one to `max` of them. */
 export function addressList(max: number) {
   return z
