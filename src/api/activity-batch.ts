@@ -26,7 +26,7 @@ type EventProblem = FieldProblem & { index: number };
 export interface BatchSource {
   catalog: ActivityCatalog;
   /** The JSON shape of one event, and how the parsed event names its activity. */
-  parse(item: unknown): { success: true; data: ActivityEventInput & { guid?: string | null } } | { success: false; error: z.ZodError };
+  parse(item: unknown): { success: true; data: ActivityEventInput } | { success: false; error: z.ZodError };
   ref(input: ActivityEventInput): ActivityRef;
   /** Idempotency-Key: event `i` without a guid gets `<key>:<i>`. */
   key?: string;

@@ -75,7 +75,7 @@ const eventFields = {
     .nullish()
     .meta({ description: "The web or app property of the panel the event came from; stored with the event", example: "ast_web_1" }),
   guid: z
-    .string({ error: "must be text" })
+    .union([z.string(), z.number()], { error: "must be text" })
     .nullish()
     .meta({ description: `Unique id of the event within the panel (at most ${MAX_GUID_LENGTH} characters); a second post with it stores nothing` }),
 };
@@ -139,7 +139,7 @@ const MEMBER_KINDS: Record<keyof typeof eventFields, MemberKind> = {
   activity_source: "text",
   activity_params: "params",
   asset_id: "text-or-number",
-  guid: "text",
+  guid: "text-or-number",
 };
 
 /** eventFields' members in the schema's order, which is the order of the schema's output. */

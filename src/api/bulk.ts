@@ -7,7 +7,7 @@ import { startBulkUpload } from "../services/imports/bulk-upload";
 import { importErrorReport, importJobStatus } from "../services/imports/jobs";
 import { z } from "../lib/z";
 import { defineOperation, type OperationTable } from "./operation";
-import { absentWhenEmpty, addressList, listIdParam, optionalTextParam, outboundUrl, textParam } from "../domain/fields";
+import { absentWhenEmpty, addressList, listIdParam, optionalTextListParam, optionalTextParam, outboundUrl, textParam } from "../domain/fields";
 
 const MAX_URL_LENGTH = 2048;
 const MAX_NOTIFY_ADDRESSES = 10;
@@ -23,10 +23,10 @@ const bulkUpload = defineOperation({
         .pipe(outboundUrl(rules))
         .meta({ description: "http(s) URL of the CSV file; its header row names attributes", example: "https://crm.example.com/export.csv" }),
       listid: absentWhenEmpty(listIdParam),
-      notifyemail: optionalTextParam(1000)
+      notifyemail: optionalTextListParam(1000)
         .transform(given)
         .pipe(addressList(MAX_NOTIFY_ADDRESSES).optional())
-        .meta({ description: "Address(es), comma separated, that get the summary email" }),
+        .meta({ description: "Address(es), comma separated (or a JSON array of them), that get the summary email" }),
       callback: optionalTextParam(MAX_URL_LENGTH)
         .transform(given)
         .pipe(outboundUrl(rules).optional())

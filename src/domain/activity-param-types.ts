@@ -125,7 +125,7 @@ export function checkArrayParam(
       const name = definedName ?? spelled;
       const defined = definedName === undefined ? undefined : type.of[definedName];
       if (defined === undefined) {
-        if (unknownMembers === "ignore") continue;
+        if (unknownMembers === "ignore" || (unknownMembers === "create" && member === null)) continue;
         const text = unknownMembers === "create" ? checkJsonValue("string", member) : undefined;
         if (text?.ok) checked[name] = text.value;
         else problems.push({ field: `${at}.${key}`, message: text ? text.reason : `unknown member "${name}": items define ${Object.keys(type.of).join(", ")}` });
@@ -139,6 +139,8 @@ export function checkArrayParam(
         problems.push({ field: `${at}.${key}`, message: `member ${name} is given more than once` });
         continue;
       }
+      // `null` is no value, as for a parameter (checkActivityParams): the member is absent.
+      if (member === null) continue;
       if (alreadyScalar(defined, member)) {
         checked[name] = member;
         continue;

@@ -59,7 +59,7 @@ export interface ActivityEventInput {
   uniqueid?: string | number | null;
   activity_source?: string | null;
   activity_params?: Record<string, unknown> | unknown[] | null;
-  guid?: string | null;
+  guid?: string | number | null;
 }
 
 /** What ingest needs to know of the panel. */
@@ -167,6 +167,9 @@ export function checkActivityParams(
       continue;
     }
     seen.push(name);
+    // JSON `null` is no value (what Jackson, Json.NET, Python's None and PHP's null send for a
+    // field not set): the parameter is absent, as `""` is for a number (CONTRACT 10).
+    if (value === null) continue;
     if (typeof defined !== "string") {
       const items = checkArrayParam(defined, value, `activity_params.${key}`, unknownMembers, problems, fromCells);
       if (items !== undefined) values[name] = items;
@@ -267,10 +270,12 @@ export function prepareActivityEvent(
     else event.assetId = text;
   }
 
+  // A number (an order id a client reuses as the event's guid) is its decimal text, as asset_id's.
   const guid = present(input.guid);
   if (guid !== undefined) {
-    if (guid.trim().length > MAX_GUID_LENGTH) problems.push({ field: "guid", message: `must be at most ${MAX_GUID_LENGTH} characters` });
-    else event.guid = guid.trim();
+    const text = String(guid).trim();
+    if (text.length > MAX_GUID_LENGTH) problems.push({ field: "guid", message: `must be at most ${MAX_GUID_LENGTH} characters` });
+    else event.guid = text;
   }
 
   event.occurredAt = occurredAt(input, panel.timezone, now, problems);

@@ -3,7 +3,7 @@ import { z } from "../lib/z";
 import { canonicalAttributeName } from "./attributes";
 import { headerFormatProblem } from "./csv";
 import { bodySourceField } from "./email-source";
-import { addressList, emailAddress, listIdParam, outboundUrl, textParam, type InputRules } from "./fields";
+import { addressList, emailAddress, textListParam, listIdParam, outboundUrl, textParam, type InputRules } from "./fields";
 import { formatLocalIso, instantOf, parseLocalDateTime } from "./time";
 import { variantParam, type AbMetric, type AbTestResults } from "./ab-test";
 import type { CampaignAction, CampaignStatus } from "./campaign-lifecycle";
@@ -106,7 +106,7 @@ function scheduleDate(rules: BroadcastRules) {
     .meta({ description: "YYYY-MM-DD HH:mm:SS in the panel's time zone, at least BROADCAST_LEAD_MINUTES ahead", example: "2026-12-01 09:30:00" });
 }
 
-const notifyMe = textParam(2048).pipe(addressList(MAX_NOTIFY_ADDRESSES));
+const notifyMe = textListParam(2048).pipe(addressList(MAX_NOTIFY_ADDRESSES));
 
 /** Set and not empty; a member that failed its own rule counts as given. */
 const given = (value: unknown) => value !== undefined && value !== null && value !== "";
@@ -132,7 +132,7 @@ export function broadcastRequestSchema(rules: BroadcastRules) {
     schedule_date: scheduleDate(rules),
     source_file: optionalText().pipe(outboundUrl(rules).optional()).meta({ description: "http(s) URL of the HTML body; exactly one of source_file and source_code" }),
     source_code: sourceCode,
-    notify_me: notifyMe.meta({ description: `One to ${MAX_NOTIFY_ADDRESSES} addresses, comma separated, that get the answer by email`, example: "ops@example.com" }),
+    notify_me: notifyMe.meta({ description: `One to ${MAX_NOTIFY_ADDRESSES} addresses, comma separated (or a JSON array of them), that get the answer by email`, example: "ops@example.com" }),
   };
   const order: readonly string[] = Object.keys(shape);
   return z

@@ -136,11 +136,18 @@ export function optionalTextParam(maxLength: number) {
 }
 
 /**
- * An optional parameter that a form sends empty (`listid=`) or a JSON client as null when it has
- * no value: either is "not given", as an absent one (no list to join is not a wrong list id).
+ * An optional parameter that a form sends empty (`listid=`), or a JSON client as null or as an
+ * empty array (`"listid": []`, `json.dumps([])`: a list of ids with none chosen) when it has no
+ * value: each is "not given", as an absent one (no list to join is not a wrong list id).
  */
 export function absentWhenEmpty<S extends z.ZodType>(schema: S) {
-  return z.preprocess((value) => (value === null || (typeof value === "string" && value.trim() === "") ? undefined : value), schema.optional());
+  return z.preprocess((value) => (isEmptyValue(value) ? undefined : value), schema.optional());
+}
+
+function isEmptyValue(value: unknown): boolean {
+  if (value === null) return true;
+  if (Array.isArray(value)) return value.length === 0;
+  return typeof value === "string" && /^\s*(?:\[\s*\])?\s*$/.test(value);
 }
 
 /**
@@ -192,6 +199,29 @@ export const emailAddress = z
     if (problem) ctx.issues.push({ code: "custom", input: ctx.value, message: problem.startsWith("is not") ? `must be an email address, not "${ctx.value}"` : problem });
   })
   .meta({ format: "email", example: "ada@example.com" });
+
+/**
+ * Text, a number as its text, or a list of texts as their comma-separated text: a JSON array
+ * (`"notify_me": ["a@example.com", "b@example.com"]`) or a name repeated in a form
+ * (`notifyemail=a&notifyemail=b`, Python's requests for a list), as clients hold a list of addresses.
+ */
+function textOrTextList(missing: string) {
+  return z
+    .union([z.string(), z.number(), z.array(z.string())], {
+      error: (issue) => (issue.input === undefined ? missing : "must be text, or a JSON array of texts"),
+    })
+    .transform((value) => (Array.isArray(value) ? value.join(",") : String(value)));
+}
+
+/** Required text as textParam reads it, which may also come as a list of texts (textOrTextList). */
+export function textListParam(maxLength: number) {
+  return textOrTextList("is required").pipe(nameText(maxLength));
+}
+
+/** Optional free text as optionalTextParam reads it, which may also come as a list of texts (textOrTextList). */
+export function optionalTextListParam(maxLength: number) {
+  return z.preprocess((value) => (value === null ? undefined : value), textOrTextList("must be text").pipe(freeText(maxLength)).optional());
+}
 
 /** Email addresses in one text, separated by commas or semicolons: one to `max` of them. */
 export function addressList(max: number) {

@@ -164,8 +164,8 @@ export interface paths {
                          * @example 12
                          */
                         listid?: string | number;
-                        /** @description Address(es), comma separated, that get the summary email */
-                        notifyemail?: string | number;
+                        /** @description Address(es), comma separated (or a JSON array of them), that get the summary email */
+                        notifyemail?: string | number | string[];
                         /** @description http(s) URL that gets a POST with the job's outcome */
                         callback?: string | number;
                     } | {
@@ -269,10 +269,10 @@ export interface paths {
                             /** @description The HTML body, base64 (UTF-8); exactly one of source_file and source_code */
                             source_code?: string | number | null;
                             /**
-                             * @description One to 20 addresses, comma separated, that get the answer by email
+                             * @description One to 20 addresses, comma separated (or a JSON array of them), that get the answer by email
                              * @example ops@example.com
                              */
-                            notify_me: string | number;
+                            notify_me: string | number | string[];
                         };
                     };
                     "multipart/form-data": {
@@ -353,8 +353,8 @@ export interface paths {
                          * @example 12
                          */
                         listid?: string | number;
-                        /** @description Address(es), comma separated, that get the summary email */
-                        notifyemail?: string | number;
+                        /** @description Address(es), comma separated (or a JSON array of them), that get the summary email */
+                        notifyemail?: string | number | string[];
                         /** @description http(s) URL that gets a POST with the job's outcome */
                         callback?: string | number;
                     } | {
@@ -458,10 +458,10 @@ export interface paths {
                             /** @description The HTML body, base64 (UTF-8); exactly one of source_file and source_code */
                             source_code?: string | number | null;
                             /**
-                             * @description One to 20 addresses, comma separated, that get the answer by email
+                             * @description One to 20 addresses, comma separated (or a JSON array of them), that get the answer by email
                              * @example ops@example.com
                              */
-                            notify_me: string | number;
+                            notify_me: string | number | string[];
                         };
                     };
                     "application/json": {
@@ -542,8 +542,8 @@ export interface paths {
                          * @example 12
                          */
                         listid?: string | number;
-                        /** @description Address(es), comma separated, that get the summary email */
-                        notifyemail?: string | number;
+                        /** @description Address(es), comma separated (or a JSON array of them), that get the summary email */
+                        notifyemail?: string | number | string[];
                         /** @description http(s) URL that gets a POST with the job's outcome */
                         callback?: string | number;
                     } | {
@@ -647,10 +647,10 @@ export interface paths {
                             /** @description The HTML body, base64 (UTF-8); exactly one of source_file and source_code */
                             source_code?: string | number | null;
                             /**
-                             * @description One to 20 addresses, comma separated, that get the answer by email
+                             * @description One to 20 addresses, comma separated (or a JSON array of them), that get the answer by email
                              * @example ops@example.com
                              */
-                            notify_me: string | number;
+                            notify_me: string | number | string[];
                         };
                     };
                 };
@@ -793,7 +793,7 @@ export interface paths {
                          */
                         asset_id?: string | number | null;
                         /** @description Unique id of the event within the panel (at most 255 characters); a second post with it stores nothing */
-                        guid?: string | null;
+                        guid?: string | number | null;
                     };
                 };
             };
@@ -917,7 +917,7 @@ export interface paths {
                          */
                         asset_id?: string | number | null;
                         /** @description Unique id of the event within the panel (at most 255 characters); a second post with it stores nothing */
-                        guid?: string | null;
+                        guid?: string | number | null;
                     }[] | {
                         events: {
                             /**
@@ -969,7 +969,7 @@ export interface paths {
                              */
                             asset_id?: string | number | null;
                             /** @description Unique id of the event within the panel (at most 255 characters); a second post with it stores nothing */
-                            guid?: string | null;
+                            guid?: string | number | null;
                         }[];
                     };
                 };
@@ -1243,7 +1243,7 @@ export interface paths {
                          */
                         asset_id?: string | number | null;
                         /** @description Unique id of the event within the panel (at most 255 characters); a second post with it stores nothing */
-                        guid?: string | null;
+                        guid?: string | number | null;
                     }[];
                 };
             };
